@@ -1,0 +1,175 @@
+/* cmd_doctor.c: `egg doctor`: what a run needs, what is present, what is missing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../eval/launch.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/proc.h"
+#include "cli.h"
+
+/* Runs the worker's probe; returns its JSON object (owned) or NULL with
+ * the reason in `why`. */
+static json_t *run_probe(const struct config *cfg, struct buf *why)
+{
+	struct proc p = PROC_INIT;
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	struct proc_status st;
+	json_t *obj = NULL;
+	char tmp[64];
+
+	buf_init(&out, 1 << 20);
+	buf_init(&err, 1 << 16);
+	launch_worker_argv(cfg, "probe", &p.argv);
+	launch_clean_env(&p.env);
+	p.use_env = 1;
+	if (proc_run(&p, NULL, 0, &out, &err, 300000, &st) < 0) {
+		buf_adds(why, err_msg());
+		goto out;
+	}
+	if (!st.exited || st.code) {
+		const char *e = buf_str(&err);
+		const char *last = e + strlen(e);
+		while (last > e && (last[-1] == '\n'))
+			last--;
+		const char *line = last;
+		while (line > e && line[-1] != '\n')
+			line--;
+		buf_addf(why, "worker probe '%s' failed (%s): %.*s", p.argv.v[0],
+			 proc_status_str(&st, tmp, sizeof(tmp)), (int)(last - line), line);
+		goto out;
+	}
+	obj = json_loads(buf_str(&out), JSON_DISABLE_EOF_CHECK, NULL);
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		obj = NULL;
+		buf_addf(why, "worker probe printed no JSON");
+	}
+out:
+	proc_clear(&p);
+	buf_release(&out);
+	buf_release(&err);
+	return obj;
+}
+
+static int is_local_url(const char *url)
+{
+	return strstr(url, "://127.0.0.1") || strstr(url, "://localhost") || strstr(url, "://[::1]");
+}
+
+static const char *str_or(json_t *obj, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+	return s ? s : dflt;
+}
+
+int cmd_doctor(const struct command *self, int argc, char **argv)
+{
+	struct cmd_ctx ctx = { 0 };
+	struct buf why = BUF_INIT;
+	json_t *report = NULL, *probe = NULL, *missing = json_array(), *notes = json_array();
+	struct config *cfg = &ctx.cfg;
+	int code = cmd_parse(self, NULL, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	char *store_abs = NULL;
+
+	if (code) {
+		code = code == 1 ? EXIT_DONE : code;
+		goto out;
+	}
+	if (!cfg->model || !*cfg->model)
+		json_array_append_new(missing, json_string("LLM model (set --model, EGG_MODEL or the config file)"));
+	if (!cfg->api_key && !is_local_url(cfg->base_url))
+		json_array_append_new(missing, json_string("API key (set EGG_API_KEY)"));
+
+	if (!ctx.json)
+		fprintf(stderr, "egg: probing the worker's Python (imports torch; may take a while)...\n");
+	probe = run_probe(cfg, &why);
+	if (!probe) {
+		json_array_append_new(missing, json_sprintf("eval worker: %s", buf_str(&why)));
+	} else {
+		if (!json_string_value(json_object_get(probe, "torch")))
+			json_array_append_new(missing, json_sprintf("torch in '%s' (%s)", cfg->python,
+								   str_or(probe, "torch_error", "not importable")));
+		if (!json_string_value(json_object_get(probe, "triton")))
+			json_array_append_new(missing, json_sprintf("triton in '%s' (%s)", cfg->python,
+								   str_or(probe, "triton_error", "not importable")));
+		if (!json_is_true(json_object_get(probe, "network_isolation")))
+			json_array_append_new(notes, json_sprintf("candidates run WITHOUT network isolation: %s",
+								str_or(probe, "network_isolation_error", "unavailable")));
+		if (!json_array_size(json_object_get(probe, "gpus")))
+			json_array_append_new(notes, json_string("no GPU visible: egg runs on --device cpu (Triton interpreter, CPU timings)"));
+		if (!json_string_value(json_object_get(probe, "ncu")))
+			json_array_append_new(notes, json_string("ncu not found: the profile agent gets timings only"));
+	}
+	store_abs = fs_absolute(cfg->store);
+
+	report = json_pack("{s:s, s:s?, s:{s:s, s:s, s:s?, s:s}, s:s, s:s?, s:O?, s:b, s:O, s:O}",
+			   "egg", EGG_VERSION, "config_file", cfg->config_path,
+			   "llm", "provider", cfg->provider, "base_url", cfg->base_url,
+			   "model", cfg->model, "api_key", cfg->api_key ? "present" : "absent",
+			   "python", cfg->python, "worker_cmd", cfg->worker_cmd,
+			   "worker", probe, "ready", json_array_size(missing) == 0,
+			   "missing", missing, "notes", notes);
+	json_object_set_new(report, "store", json_string(store_abs));
+
+	if (ctx.json) {
+		cmd_print_json(json_incref(report));
+	} else {
+		json_t *gpus = json_object_get(probe, "gpus"), *g;
+		size_t i;
+		printf("egg %s\n", EGG_VERSION);
+		printf("config file:   %s\n", cfg->config_path ? cfg->config_path : "(none)");
+		printf("llm:           provider %s, base URL %s, model %s, API key %s\n", cfg->provider,
+		       cfg->base_url, cfg->model ? cfg->model : "(missing)",
+		       cfg->api_key ? "present" : "absent");
+		printf("store:         %s\n", store_abs);
+		if (probe) {
+			printf("worker python: %s (%s, Python %s)\n", cfg->python,
+			       str_or(probe, "executable", "?"), str_or(probe, "python", "?"));
+			printf("torch:         %s\n", str_or(probe, "torch", "(missing)"));
+			printf("triton:        %s\n", str_or(probe, "triton", "(missing)"));
+			printf("numpy:         %s\n", str_or(probe, "numpy", "(missing)"));
+			if (!json_array_size(gpus))
+				printf("gpu:           none (device cpu: Triton interpreter)\n");
+			json_array_foreach(gpus, i, g)
+				printf("gpu %zu:         %s, %lld SMs, L2 %.0f MB, %.0f GB, cc %s, driver %s\n", i,
+				       str_or(g, "name", "?"), json_integer_value(json_object_get(g, "sm_count")),
+				       json_number_value(json_object_get(g, "l2_bytes")) / 1e6,
+				       json_number_value(json_object_get(g, "memory_bytes")) / 1e9,
+				       str_or(g, "compute_capability", "?"), str_or(probe, "driver", "?"));
+			printf("ncu:           %s%s%s%s\n", str_or(probe, "ncu", "not found"),
+			       json_object_get(probe, "ncu_version") ? " (" : "",
+			       str_or(probe, "ncu_version", ""),
+			       json_object_get(probe, "ncu_version") ? ")" : "");
+			if (json_object_get(probe, "ncu_counters"))
+				printf("ncu counters:  %s\n", str_or(probe, "ncu_counters", "?"));
+			printf("sandbox:       network isolation %s, running as %s\n",
+			       json_is_true(json_object_get(probe, "network_isolation")) ? "available" : "UNAVAILABLE",
+			       json_is_true(json_object_get(probe, "root")) ? "root (candidates drop to nobody)" : "a user");
+		}
+		json_array_foreach(notes, i, g)
+			printf("note:          %s\n", json_string_value(g));
+		json_array_foreach(missing, i, g)
+			printf("missing:       %s\n", json_string_value(g));
+		printf("%s\n", json_array_size(missing) ? "not ready: egg optimize cannot run" : "ready: egg optimize can run");
+	}
+	if (json_array_size(missing)) {
+		err_set(ERR_INFRA, "not ready: %zu thing%s missing (see above)", json_array_size(missing),
+			json_array_size(missing) == 1 ? "" : "s");
+		code = err_report();
+	} else {
+		code = EXIT_DONE;
+	}
+out:
+	free(store_abs);
+	json_decref(report);
+	json_decref(probe);
+	json_decref(missing);
+	json_decref(notes);
+	buf_release(&why);
+	cmd_ctx_clear(&ctx);
+	return code;
+}

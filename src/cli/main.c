@@ -1,0 +1,51 @@
+/* main.c: egg's entry point: global flags and the command table. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../util/err.h"
+#include "cli.h"
+
+static const struct command commands[] = {
+	{ "chat", cmd_chat, "PROMPT [--system S] [--json]",
+	  "Send one prompt to the configured LLM and print the reply (to check a setup)." },
+	{ "doctor", cmd_doctor, "[--json]",
+	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing." },
+	{ "worker", cmd_worker, "[MODE]",
+	  "Run the eval worker on this machine's stdin/stdout (what a remote --worker-cmd starts)." },
+};
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: egg [--version] [--help] COMMAND [ARGS]\n\n"
+		   "egg turns PyTorch modules into verified, faster Triton kernels with an LLM.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nRun 'egg COMMAND --help' for a command's options.\n"
+		   "Exit codes: 0 done and positive, 1 done and negative, 2 bad usage or input,\n"
+		   "3 infrastructure failure.\n");
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		print_usage(stdout);
+		return EXIT_DONE;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("egg %s\n", EGG_VERSION);
+		return EXIT_DONE;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(&commands[i], argc - 2, argv + 2);
+	if (argv[1][0] == '-')
+		return err_usage("unknown option '%s' (see 'egg --help')", argv[1]);
+	return err_usage("unknown command '%s' (see 'egg --help')", argv[1]);
+}

@@ -1,0 +1,340 @@
+/* config.c: the settings table and its resolution (flag > env > file > default). */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+
+enum cfg_type { CFG_STR, CFG_INT, CFG_DOUBLE };
+
+struct cfg_setting {
+	const char *key;	/* name in the config file */
+	const char *flag;	/* long flag, or NULL */
+	const char *env[2];	/* environment variables, in order */
+	enum cfg_type type;
+	size_t offset;
+	const char *def;	/* default, or NULL */
+	const char *arg;
+	const char *help;
+};
+
+#define S(field) offsetof(struct config, field)
+
+static const struct cfg_setting settings[] = {
+	{ "provider", "provider", { "EGG_PROVIDER" }, CFG_STR, S(provider), "openai",
+	  "NAME", "LLM provider: openai (any OpenAI-compatible server) or anthropic" },
+	{ "base_url", "base-url", { "EGG_BASE_URL" }, CFG_STR, S(base_url), NULL,
+	  "URL", "LLM endpoint base URL (default: the provider's public URL)" },
+	{ "model", "model", { "EGG_MODEL" }, CFG_STR, S(model), NULL,
+	  "NAME", "LLM model name (required for LLM calls)" },
+	{ "python", "python", { "EGG_PYTHON" }, CFG_STR, S(python), "python3",
+	  "PATH", "Python interpreter for the eval worker" },
+	{ "store", "store", { "EGG_STORE" }, CFG_STR, S(store), "./egg-runs",
+	  "DIR", "run store folder" },
+	{ "cache_dir", "cache-dir", { "EGG_CACHE_DIR" }, CFG_STR, S(cache_dir), NULL,
+	  "DIR", "LLM reply cache folder (default: STORE/llm-cache)" },
+	{ "worker_cmd", "worker-cmd", { "EGG_WORKER_CMD" }, CFG_STR, S(worker_cmd), NULL,
+	  "CMD", "command prefix that carries the worker's stdio (e.g. 'ssh gpu1')" },
+	{ "device", "device", { "EGG_DEVICE" }, CFG_STR, S(device), NULL,
+	  "DEV", "cpu, cuda or cuda:N (default: cuda when a GPU is visible)" },
+	{ "token_field", NULL, { "EGG_TOKEN_FIELD" }, CFG_STR, S(token_field), "max_tokens",
+	  NULL, "openai body field for the output limit (max_tokens or max_completion_tokens)" },
+	{ "temperature", "temperature", { "EGG_TEMPERATURE" }, CFG_DOUBLE, S(temperature), "0.7",
+	  "T", "sampling temperature (negative: not sent)" },
+	{ "max_output_tokens", "max-output-tokens", { "EGG_MAX_OUTPUT_TOKENS" }, CFG_INT,
+	  S(max_output_tokens), "16384", "N", "output token limit per LLM call" },
+	{ "timeout_s", "llm-timeout", { "EGG_LLM_TIMEOUT" }, CFG_DOUBLE, S(timeout_s), "600",
+	  "S", "seconds one LLM request may take" },
+	{ "stall_timeout_s", "llm-stall-timeout", { "EGG_LLM_STALL_TIMEOUT" }, CFG_DOUBLE,
+	  S(stall_timeout_s), "120", "S", "seconds without a byte before a request is abandoned" },
+	{ "max_attempts", "llm-attempts", { "EGG_LLM_ATTEMPTS" }, CFG_INT, S(max_attempts), "6",
+	  "N", "attempts per LLM call, retries included" },
+	{ "deadline_s", "llm-deadline", { "EGG_LLM_DEADLINE" }, CFG_DOUBLE, S(deadline_s), "1800",
+	  "S", "total seconds per LLM call, retries included" },
+	{ "retry_base_ms", NULL, { "EGG_LLM_RETRY_BASE_MS" }, CFG_INT, S(retry_base_ms), "1000",
+	  NULL, "first retry delay in milliseconds (doubles per retry)" },
+	{ "retry_max_ms", NULL, { "EGG_LLM_RETRY_MAX_MS" }, CFG_INT, S(retry_max_ms), "30000",
+	  NULL, "largest retry delay in milliseconds" },
+};
+
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+const char *const config_secret_env[] = {
+	"EGG_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", NULL
+};
+
+int config_env_is_secret(const char *name)
+{
+	static const char *const marks[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", NULL };
+	for (int i = 0; config_secret_env[i]; i++)
+		if (!strcmp(name, config_secret_env[i]))
+			return 1;
+	for (int i = 0; marks[i]; i++)
+		if (strstr(name, marks[i]))
+			return 1;
+	return 0;
+}
+
+static struct opt option_table[NSETTINGS + 3];
+
+void config_init(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->cache = 1;
+}
+
+const struct opt *config_options(struct config *cfg)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		if (!settings[i].flag)
+			continue;
+		option_table[n++] = (struct opt){ settings[i].flag, 0, OPT_STRING,
+			&cfg->flag_values[i], settings[i].arg, settings[i].help };
+	}
+	option_table[n++] = (struct opt){ "config", 0, OPT_STRING, &cfg->config_flag,
+		"FILE", "config file (JSON)" };
+	option_table[n++] = (struct opt){ "no-cache", 0, OPT_NEGATE, &cfg->cache,
+		NULL, "do not read or write the LLM reply cache" };
+	option_table[n] = (struct opt)OPT_TABLE_END;
+	return option_table;
+}
+
+static int parse_number(const struct cfg_setting *s, const char *value,
+			const char *where, struct config *cfg)
+{
+	char *end;
+	void *dest = (char *)cfg + s->offset;
+
+	errno = 0;
+	if (s->type == CFG_INT) {
+		long v = strtol(value, &end, 10);
+		if (errno || end == value || *end || v < 0) {
+			err_set(ERR_INPUT, "%s: '%s' needs a whole number, not '%s'", where, s->key, value);
+			return -1;
+		}
+		*(long *)dest = v;
+	} else {
+		double v = strtod(value, &end);
+		if (errno || end == value || *end) {
+			err_set(ERR_INPUT, "%s: '%s' needs a number, not '%s'", where, s->key, value);
+			return -1;
+		}
+		*(double *)dest = v;
+	}
+	return 0;
+}
+
+static int apply(struct config *cfg, const struct cfg_setting *s, const char *value,
+		 const char *where)
+{
+	if (s->type == CFG_STR) {
+		char **dest = (char **)((char *)cfg + s->offset);
+		free(*dest);
+		*dest = xstrdup(value);
+		return 0;
+	}
+	return parse_number(s, value, where, cfg);
+}
+
+static char *default_config_path(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && *xdg)
+		return xasprintf("%s/egg/config.json", xdg);
+	if (home && *home)
+		return xasprintf("%s/.config/egg/config.json", home);
+	return NULL;
+}
+
+/* Loads the config file; returns the object (owned) or NULL with *failed. */
+static json_t *load_file(struct config *cfg, int *failed)
+{
+	const char *explicit_path = cfg->config_flag ? cfg->config_flag : getenv("EGG_CONFIG");
+	char *path = explicit_path ? xstrdup(explicit_path) : default_config_path();
+	json_error_t jerr;
+	json_t *root = NULL;
+
+	*failed = 0;
+	if (!path)
+		return NULL;
+	if (!explicit_path && !fs_exists(path)) {
+		free(path);
+		return NULL;
+	}
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		if (!fs_exists(path))
+			err_set(ERR_INPUT, "cannot read config file '%s': no such file", path);
+		else
+			err_set(ERR_INPUT, "config file '%s' line %d: %s", path, jerr.line, jerr.text);
+		*failed = 1;
+		free(path);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		err_set(ERR_INPUT, "config file '%s': top level must be an object", path);
+		json_decref(root);
+		*failed = 1;
+		free(path);
+		return NULL;
+	}
+	cfg->config_path = path;
+	return root;
+}
+
+static int check_prices(const char *path, json_t *prices)
+{
+	const char *model;
+	json_t *v;
+	if (!json_is_object(prices)) {
+		err_set(ERR_INPUT, "config file '%s': 'prices' must be an object", path);
+		return -1;
+	}
+	json_object_foreach(prices, model, v) {
+		json_t *in = json_object_get(v, "input"), *out = json_object_get(v, "output");
+		if (!json_is_number(in) || !json_is_number(out)) {
+			err_set(ERR_INPUT, "config file '%s': price of '%s' needs numbers 'input' and 'output' (USD per million tokens)",
+				path, model);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Takes settings from the config file object. */
+static int apply_file(struct config *cfg, json_t *root, int *from_file)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(root, key, v) {
+		size_t i;
+		char num[64];
+		if (!strcmp(key, "prices")) {
+			if (check_prices(cfg->config_path, v) < 0)
+				return -1;
+			cfg->prices = json_incref(v);
+			continue;
+		}
+		if (!strcmp(key, "api_key")) {
+			err_set(ERR_INPUT, "config file '%s': API keys are read from the environment only (EGG_API_KEY)",
+				cfg->config_path);
+			return -1;
+		}
+		for (i = 0; i < NSETTINGS; i++)
+			if (!strcmp(settings[i].key, key))
+				break;
+		if (i == NSETTINGS) {
+			err_set(ERR_INPUT, "config file '%s': unknown setting '%s'", cfg->config_path, key);
+			return -1;
+		}
+		if (json_is_string(v)) {
+			if (apply(cfg, &settings[i], json_string_value(v), cfg->config_path) < 0)
+				return -1;
+		} else if (json_is_number(v) && settings[i].type != CFG_STR) {
+			snprintf(num, sizeof(num), "%.17g", json_number_value(v));
+			if (settings[i].type == CFG_INT)
+				snprintf(num, sizeof(num), "%lld", (long long)json_number_value(v));
+			if (apply(cfg, &settings[i], num, cfg->config_path) < 0)
+				return -1;
+		} else {
+			err_set(ERR_INPUT, "config file '%s': '%s' has the wrong type", cfg->config_path, key);
+			return -1;
+		}
+		from_file[i] = 1;
+	}
+	return 0;
+}
+
+int config_resolve(struct config *cfg)
+{
+	int failed, from_file[NSETTINGS] = { 0 };
+	json_t *root = load_file(cfg, &failed);
+	const char *key;
+	int rc = -1;
+
+	if (failed)
+		return -1;
+	/* Defaults first, then the file, then environment, then flags. */
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (settings[i].def && apply(cfg, &settings[i], settings[i].def, "default") < 0)
+			goto out;
+	if (root && apply_file(cfg, root, from_file) < 0)
+		goto out;
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		for (int e = 0; e < 2 && settings[i].env[e]; e++) {
+			const char *v = getenv(settings[i].env[e]);
+			if (v && *v) {
+				char where[96];
+				snprintf(where, sizeof(where), "environment %s", settings[i].env[e]);
+				if (apply(cfg, &settings[i], v, where) < 0)
+					goto out;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		if (cfg->flag_values[i]) {
+			char where[96];
+			snprintf(where, sizeof(where), "option --%s", settings[i].flag);
+			if (apply(cfg, &settings[i], cfg->flag_values[i], where) < 0)
+				goto out;
+		}
+	}
+	if (strcmp(cfg->provider, "openai") && strcmp(cfg->provider, "anthropic")) {
+		err_set(ERR_INPUT, "unknown provider '%s' (use openai or anthropic)", cfg->provider);
+		goto out;
+	}
+	if (!cfg->base_url && !strcmp(cfg->provider, "openai") && getenv("OPENAI_BASE_URL") &&
+	    *getenv("OPENAI_BASE_URL"))
+		cfg->base_url = xstrdup(getenv("OPENAI_BASE_URL"));
+	if (!cfg->base_url)
+		cfg->base_url = xstrdup(!strcmp(cfg->provider, "openai") ?
+					"https://api.openai.com/v1" : "https://api.anthropic.com");
+	key = getenv("EGG_API_KEY");
+	if (!key || !*key)
+		key = getenv(!strcmp(cfg->provider, "openai") ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+	if (key && *key) {
+		cfg->api_key = xstrdup(key);
+		secret_register(key);
+	}
+	if (!cfg->cache_dir)
+		cfg->cache_dir = fs_join(cfg->store, "llm-cache");
+	if (cfg->max_attempts < 1)
+		cfg->max_attempts = 1;
+	if (cfg->max_output_tokens < 1) {
+		err_set(ERR_INPUT, "max_output_tokens must be at least 1");
+		goto out;
+	}
+	if (strcmp(cfg->token_field, "max_tokens") && strcmp(cfg->token_field, "max_completion_tokens")) {
+		err_set(ERR_INPUT, "token_field must be max_tokens or max_completion_tokens, not '%s'",
+			cfg->token_field);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+void config_free(struct config *cfg)
+{
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (settings[i].type == CFG_STR) {
+			char **p = (char **)((char *)cfg + settings[i].offset);
+			free(*p);
+			*p = NULL;
+		}
+	free(cfg->api_key);
+	free(cfg->config_path);
+	json_decref(cfg->prices);
+	cfg->api_key = cfg->config_path = NULL;
+	cfg->prices = NULL;
+}

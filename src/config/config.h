@@ -1,0 +1,63 @@
+/* config.h: egg's settings, resolved as flag > environment > config file > default. */
+#ifndef EGG_CONFIG_H
+#define EGG_CONFIG_H
+
+#include <jansson.h>
+
+#include "../cli/opt.h"
+
+/*
+ * The settings every command may use. Strings are owned by the config and
+ * freed by config_free. The API key is taken from the environment only
+ * (EGG_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY by provider) and is
+ * registered as a secret so that it is redacted from every message.
+ *
+ * The config file is JSON (parsed by jansson): --config FILE, else
+ * $EGG_CONFIG, else $XDG_CONFIG_HOME/egg/config.json, else
+ * ~/.config/egg/config.json. Keys are the setting names below plus
+ * "prices": {"MODEL": {"input": USD_PER_MTOK, "output": USD_PER_MTOK}}.
+ */
+struct config {
+	char *provider;
+	char *base_url;
+	char *model;
+	char *api_key;
+	char *python;
+	char *store;
+	char *cache_dir;
+	char *worker_cmd;
+	char *device;
+	char *token_field;
+	double temperature;
+	long max_output_tokens;
+	double timeout_s;
+	double stall_timeout_s;
+	long max_attempts;
+	double deadline_s;
+	long retry_base_ms;
+	long retry_max_ms;
+	int cache;		/* reply cache on (runs) */
+
+	char *config_path;	/* the file read, or NULL */
+	json_t *prices;		/* object: model -> {input, output}; owned */
+
+	/* Raw flag values, filled by the option table of config_options. */
+	const char *flag_values[32];
+	const char *config_flag;
+};
+
+void config_init(struct config *cfg);
+/* The option table for the settings that have flags; it points into `cfg`. */
+const struct opt *config_options(struct config *cfg);
+/* Resolves every setting. Returns 0, or -1 with ERR_INPUT for a bad value
+ * or a malformed/unreadable config file. */
+int config_resolve(struct config *cfg);
+void config_free(struct config *cfg);
+
+/* Environment variables that hold secrets; they are removed from every
+ * child's environment. NULL-terminated. */
+extern const char *const config_secret_env[];
+/* Whether an environment variable name looks secret (keys, tokens). */
+int config_env_is_secret(const char *name);
+
+#endif

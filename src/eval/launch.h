@@ -1,0 +1,18 @@
+/* launch.h: how egg starts the Python eval worker (locally or through a stdio-carrying command). */
+#ifndef EGG_LAUNCH_H
+#define EGG_LAUNCH_H
+
+#include "../config/config.h"
+#include "../util/strvec.h"
+
+/*
+ * Fills `argv` with the command that starts the worker in `mode` ("serve",
+ * "probe", ...): `PYTHON -I WORKER_DIR/egg-worker.py MODE` locally, or the
+ * words of cfg->worker_cmd followed by MODE when a remote command is set
+ * (e.g. "ssh gpu1 egg worker" → "ssh gpu1 egg worker serve").
+ */
+void launch_worker_argv(const struct config *cfg, const char *mode, struct strvec *argv);
+/* Fills `env` with egg's environment minus every secret-looking variable. */
+void launch_clean_env(struct strvec *env);
+
+#endif

@@ -1,0 +1,480 @@
+/* llm.c: HTTP calls to the LLM endpoint with retries, backoff, cache and accounting. */
+#include "llm.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/hash.h"
+#include "../util/timeutil.h"
+
+#define MAX_REPLY_BYTES (32u << 20)
+
+struct llm {
+	const struct config *cfg;
+	enum llm_provider provider;
+	char *url;
+	int use_cache;
+	pthread_mutex_t lock;
+	struct llm_totals totals;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static int curl_ok;
+
+static void curl_init_once(void)
+{
+	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
+
+struct llm *llm_new(const struct config *cfg, int use_cache)
+{
+	struct llm *c;
+	size_t n;
+
+	if (!cfg->model || !*cfg->model) {
+		err_set(ERR_INPUT, "no model configured (set --model, EGG_MODEL or \"model\" in the config file)");
+		return NULL;
+	}
+	pthread_once(&curl_once, curl_init_once);
+	if (!curl_ok) {
+		err_set(ERR_INFRA, "cannot initialise libcurl");
+		return NULL;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->cfg = cfg;
+	c->provider = !strcmp(cfg->provider, "anthropic") ? LLM_ANTHROPIC : LLM_OPENAI;
+	n = strlen(cfg->base_url);
+	while (n && cfg->base_url[n - 1] == '/')
+		n--;
+	c->url = xasprintf("%.*s%s", (int)n, cfg->base_url,
+			   c->provider == LLM_OPENAI ? "/chat/completions" : "/v1/messages");
+	c->use_cache = use_cache;
+	pthread_mutex_init(&c->lock, NULL);
+	c->totals.cost_complete = 1;
+	return c;
+}
+
+void llm_free(struct llm *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->lock);
+	free(c->url);
+	free(c);
+}
+
+void llm_result_clear(struct llm_result *res)
+{
+	free(res->content);
+	free(res->finish_reason);
+	free(res->model);
+	memset(res, 0, sizeof(*res));
+}
+
+void llm_totals(struct llm *c, struct llm_totals *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->totals;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- prices ---- */
+
+/* USD per million tokens (input, output): list prices at the time of writing;
+ * extend or override with "prices" in the config file. */
+static const struct { const char *prefix; double in, out; } builtin_prices[] = {
+	{ "gpt-5.1", 1.25, 10.0 },
+	{ "gpt-5", 1.25, 10.0 },
+	{ "gpt-5-mini", 0.25, 2.0 },
+	{ "gpt-5-nano", 0.05, 0.4 },
+	{ "gpt-4.1", 2.0, 8.0 },
+	{ "gpt-4.1-mini", 0.4, 1.6 },
+	{ "gpt-4o", 2.5, 10.0 },
+	{ "gpt-4o-mini", 0.15, 0.6 },
+	{ "o3", 2.0, 8.0 },
+	{ "o4-mini", 1.1, 4.4 },
+	{ "claude-opus-4", 15.0, 75.0 },
+	{ "claude-opus-4-5", 5.0, 25.0 },
+	{ "claude-sonnet-4", 3.0, 15.0 },
+	{ "claude-haiku-4-5", 1.0, 5.0 },
+	{ "deepseek-chat", 0.28, 0.42 },
+	{ "deepseek-reasoner", 0.28, 0.42 },
+};
+
+double llm_price(const struct config *cfg, const char *model, long prompt_tokens,
+		 long completion_tokens)
+{
+	size_t best = 0;
+	double in = -1, out = -1;
+	const char *key;
+	json_t *v;
+
+	if (!model)
+		return -1;
+	for (size_t i = 0; i < sizeof(builtin_prices) / sizeof(builtin_prices[0]); i++) {
+		size_t n = strlen(builtin_prices[i].prefix);
+		if (n > best && !strncmp(model, builtin_prices[i].prefix, n)) {
+			best = n;
+			in = builtin_prices[i].in;
+			out = builtin_prices[i].out;
+		}
+	}
+	if (cfg->prices) {
+		/* The user's table wins over the built-in one on equal or longer prefixes. */
+		json_object_foreach(cfg->prices, key, v) {
+			size_t n = strlen(key);
+			if (n >= best && !strncmp(model, key, n)) {
+				best = n;
+				in = json_number_value(json_object_get(v, "input"));
+				out = json_number_value(json_object_get(v, "output"));
+			}
+		}
+	}
+	if (!best)
+		return -1;
+	return ((double)prompt_tokens * in + (double)completion_tokens * out) / 1e6;
+}
+
+/* ---- cache ---- */
+
+static void cache_key(const struct llm *c, const struct llm_request *req, long max_tokens,
+		      char key[65])
+{
+	struct hash_ctx *h = hash_begin();
+	char num[64];
+	hash_field(h, "egg-llm-cache-v1");
+	hash_field(h, c->cfg->provider);
+	hash_field(h, c->url);
+	hash_field(h, c->cfg->model);
+	hash_field(h, req->system);
+	hash_field(h, req->user);
+	snprintf(num, sizeof(num), "%.6g/%ld/%d/%s", c->cfg->temperature, max_tokens, req->sample,
+		 c->cfg->token_field);
+	hash_field(h, num);
+	hash_final(h, key);
+}
+
+static char *cache_path(const struct llm *c, const char key[65])
+{
+	return xasprintf("%s/%.2s/%s.json", c->cfg->cache_dir, key, key);
+}
+
+static int cache_read(const struct llm *c, const char key[65], struct llm_result *res)
+{
+	char *path = cache_path(c, key);
+	json_t *root = json_load_file(path, 0, NULL);
+	const char *content;
+	free(path);
+	if (!root)
+		return -1;
+	content = json_string_value(json_object_get(root, "content"));
+	if (!content) {
+		json_decref(root);
+		return -1;
+	}
+	res->content = xstrdup(content);
+	if (json_string_value(json_object_get(root, "finish_reason")))
+		res->finish_reason = xstrdup(json_string_value(json_object_get(root, "finish_reason")));
+	if (json_string_value(json_object_get(root, "model")))
+		res->model = xstrdup(json_string_value(json_object_get(root, "model")));
+	res->prompt_tokens = (long)json_integer_value(json_object_get(root, "prompt_tokens"));
+	res->completion_tokens = (long)json_integer_value(json_object_get(root, "completion_tokens"));
+	json_decref(root);
+	return 0;
+}
+
+static void cache_write(const struct llm *c, const char key[65], const struct llm_result *res)
+{
+	char *dir = xasprintf("%s/%.2s", c->cfg->cache_dir, key);
+	char *path = cache_path(c, key);
+	json_t *root = json_pack("{s:s, s:s?, s:s?, s:I, s:I}", "content", res->content,
+				 "finish_reason", res->finish_reason, "model", res->model,
+				 "prompt_tokens", (json_int_t)res->prompt_tokens,
+				 "completion_tokens", (json_int_t)res->completion_tokens);
+	char *text = json_dumps(root, JSON_COMPACT);
+	/* A cache failure never fails the call: the reply is in hand. */
+	if (text && fs_mkdir_p(dir) == 0)
+		fs_write_atomic(path, text, strlen(text));
+	err_clear();
+	free(text);
+	json_decref(root);
+	free(path);
+	free(dir);
+}
+
+/* ---- HTTP ---- */
+
+struct http_reply {
+	long status;
+	struct buf body;
+	double retry_after_s;	/* -1 when absent */
+	int body_overflow;
+	double last_byte_ms;	/* monotonic time of the last byte received */
+	double stall_ms;
+	int stalled;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct http_reply *r = ctx;
+	r->last_byte_ms = time_mono_ms();
+	if (buf_add(&r->body, data, size * n) < 0) {
+		r->body_overflow = 1;
+		return 0;
+	}
+	return size * n;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ctx)
+{
+	struct http_reply *r = ctx;
+	size_t len = size * n;
+	static const char name[] = "retry-after:";
+	r->last_byte_ms = time_mono_ms();
+	if (len > sizeof(name) - 1 && !strncasecmp(data, name, sizeof(name) - 1)) {
+		char value[128];
+		size_t vlen = len - (sizeof(name) - 1);
+		if (vlen >= sizeof(value))
+			vlen = sizeof(value) - 1;
+		memcpy(value, data + sizeof(name) - 1, vlen);
+		value[vlen] = '\0';
+		r->retry_after_s = llm_parse_retry_after(value);
+	}
+	return len;
+}
+
+double llm_parse_retry_after(const char *value)
+{
+	char tmp[128];
+	size_t n;
+	char *end;
+	double secs;
+	time_t when;
+
+	while (*value == ' ' || *value == '\t')
+		value++;
+	snprintf(tmp, sizeof(tmp), "%s", value);
+	n = strlen(tmp);
+	while (n && isspace((unsigned char)tmp[n - 1]))
+		tmp[--n] = '\0';
+	if (!n)
+		return -1;
+	secs = strtod(tmp, &end);
+	if (end != tmp && !*end)
+		return secs >= 0 ? secs : -1;
+	when = curl_getdate(tmp, NULL);
+	if (when < 0)
+		return -1;
+	secs = difftime(when, time(NULL));
+	return secs > 0 ? secs : 0;
+}
+
+/* Abort a transfer that received no byte for the stall timeout. curl's own
+ * low-speed check averages over several seconds; this one is exact. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct http_reply *r = ctx;
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (time_mono_ms() - r->last_byte_ms > r->stall_ms) {
+		r->stalled = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* One HTTP attempt. Returns the curl code; fills `r`. */
+static CURLcode http_post(const struct llm *c, const char *body, double timeout_ms,
+			  struct http_reply *r)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *headers = NULL;
+	CURLcode rc;
+	char *auth = NULL;
+
+	if (!h)
+		return CURLE_FAILED_INIT;
+	headers = curl_slist_append(headers, "Content-Type: application/json");
+	if (c->provider == LLM_OPENAI) {
+		if (c->cfg->api_key) {
+			auth = xasprintf("Authorization: Bearer %s", c->cfg->api_key);
+			headers = curl_slist_append(headers, auth);
+		}
+	} else {
+		if (c->cfg->api_key) {
+			auth = xasprintf("x-api-key: %s", c->cfg->api_key);
+			headers = curl_slist_append(headers, auth);
+		}
+		headers = curl_slist_append(headers, "anthropic-version: 2023-06-01");
+	}
+	curl_easy_setopt(h, CURLOPT_URL, c->url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_ms > 1 ? timeout_ms : 1));
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+	r->last_byte_ms = time_mono_ms();
+	r->stall_ms = c->cfg->stall_timeout_s * 1000;
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "egg/" EGG_VERSION);
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_slist_free_all(headers);
+	if (auth) {
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	curl_easy_cleanup(h);
+	return rc;
+}
+
+static int status_retryable(long s)
+{
+	return s == 408 || s == 409 || s == 429 || s >= 500;
+}
+
+static double backoff_ms(const struct config *cfg, int attempt, unsigned *seed)
+{
+	double base = (double)cfg->retry_base_ms * pow(2.0, attempt - 1);
+	double cap = (double)cfg->retry_max_ms;
+	double jitter = 0.5 + 0.5 * ((double)rand_r(seed) / RAND_MAX);
+	return (base < cap ? base : cap) * jitter;
+}
+
+static void account(struct llm *c, const struct llm_result *res)
+{
+	pthread_mutex_lock(&c->lock);
+	c->totals.calls++;
+	c->totals.prompt_tokens += res->prompt_tokens;
+	c->totals.completion_tokens += res->completion_tokens;
+	if (res->cached)
+		c->totals.cache_hits++;
+	else if (res->cost_usd >= 0)
+		c->totals.cost_usd += res->cost_usd;
+	else
+		c->totals.cost_complete = 0;
+	pthread_mutex_unlock(&c->lock);
+}
+
+int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res)
+{
+	const struct config *cfg = c->cfg;
+	long max_tokens = req->max_tokens > 0 ? req->max_tokens : cfg->max_output_tokens;
+	double start = time_mono_ms(), deadline = start + cfg->deadline_s * 1000;
+	unsigned seed = (unsigned)(start * 1000) ^ (unsigned)(size_t)pthread_self();
+	char *body = NULL;
+	struct buf last_error = BUF_INIT;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	cache_key(c, req, max_tokens, res->cache_key);
+	if (c->use_cache && cache_read(c, res->cache_key, res) == 0) {
+		res->cached = 1;
+		res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
+		res->cost_usd = 0;
+		account(c, res);
+		return 0;
+	}
+	body = provider_request_body(c->provider, cfg->model, req->system, req->user,
+				     cfg->temperature, max_tokens, cfg->token_field);
+	for (int attempt = 1; attempt <= cfg->max_attempts; attempt++) {
+		struct http_reply r = { 0, BUF_INIT, -1, 0, 0, 0, 0 };
+		double now = time_mono_ms(), t0, wait;
+		CURLcode cc;
+		int retry = 0;
+
+		buf_init(&r.body, MAX_REPLY_BYTES);
+		if (now >= deadline) {
+			buf_release(&r.body);
+			break;
+		}
+		res->attempts = attempt;
+		t0 = now;
+		cc = http_post(c, body, fmin(cfg->timeout_s * 1000, deadline - now), &r);
+		if (cc != CURLE_OK) {
+			buf_reset(&last_error);
+			if (r.stalled)
+				buf_addf(&last_error, "stalled: no data for %.0f s", cfg->stall_timeout_s);
+			else if (cc == CURLE_OPERATION_TIMEDOUT)
+				buf_addf(&last_error, "no complete reply within the %.0f s request timeout",
+					 cfg->timeout_s);
+			else if (r.body_overflow)
+				buf_addf(&last_error, "reply larger than %u bytes", MAX_REPLY_BYTES);
+			else
+				buf_addf(&last_error, "%s", curl_easy_strerror(cc));
+			retry = !r.body_overflow;
+		} else if (r.status < 200 || r.status >= 300) {
+			buf_reset(&last_error);
+			buf_addf(&last_error, "HTTP %ld: ", r.status);
+			provider_error_message(r.body.data ? r.body.data : "", r.body.len, &last_error);
+			retry = status_retryable(r.status);
+		} else {
+			struct provider_reply pr;
+			char why[256];
+			if (provider_parse_reply(c->provider, buf_str(&r.body), r.body.len, &pr, why,
+						 sizeof(why)) == 0) {
+				res->latency_ms = time_mono_ms() - t0;
+				res->content = pr.content;
+				res->finish_reason = pr.finish_reason;
+				res->model = pr.model;
+				res->prompt_tokens = pr.prompt_tokens;
+				res->completion_tokens = pr.completion_tokens;
+				res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
+				res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens,
+							  res->completion_tokens);
+				if (c->use_cache)
+					cache_write(c, res->cache_key, res);
+				account(c, res);
+				buf_release(&r.body);
+				rc = 0;
+				goto out;
+			}
+			buf_reset(&last_error);
+			buf_addf(&last_error, "%s", why);
+			retry = 1;
+		}
+		buf_release(&r.body);
+		if (!retry) {
+			err_set(ERR_INFRA, "llm request to '%s' failed: %s", c->url, buf_str(&last_error));
+			goto out;
+		}
+		if (attempt == cfg->max_attempts)
+			break;
+		wait = r.retry_after_s >= 0 ? r.retry_after_s * 1000 : backoff_ms(cfg, attempt, &seed);
+		if (time_mono_ms() + wait >= deadline) {
+			err_set(ERR_INFRA, "llm request to '%s' failed: %s (next retry in %.1f s would pass the %.0f s deadline)",
+				c->url, buf_str(&last_error), wait / 1000, cfg->deadline_s);
+			goto out;
+		}
+		time_sleep_ms(wait);
+	}
+	err_set(ERR_INFRA, "llm request to '%s' failed after %d attempts: %s", c->url, res->attempts,
+		last_error.len ? buf_str(&last_error) : "deadline passed");
+out:
+	if (rc < 0) {
+		int attempts = res->attempts;
+		char key[65];
+		memcpy(key, res->cache_key, sizeof(key));
+		llm_result_clear(res);
+		res->attempts = attempts;
+		memcpy(res->cache_key, key, sizeof(key));
+	}
+	free(body);
+	buf_release(&last_error);
+	return rc;
+}

@@ -1,0 +1,68 @@
+/* llm.h: a thread-safe LLM client: retries, deadlines, reply cache, usage and cost. */
+#ifndef EGG_LLM_H
+#define EGG_LLM_H
+
+#include "../config/config.h"
+#include "provider.h"
+
+/*
+ * One struct llm serves many threads at once: each call uses its own curl
+ * handle; totals are kept under a lock. The client borrows `cfg` (which must
+ * outlive it) for provider, URL, model, key, limits and prices.
+ */
+struct llm;
+
+struct llm_request {
+	const char *system;	/* may be NULL */
+	const char *user;
+	int sample;		/* distinguishes deliberate re-asks in the cache key */
+	long max_tokens;	/* 0: the configured default */
+};
+
+struct llm_result {
+	char *content;		/* owned; "" when the reply had no text */
+	char *finish_reason;	/* owned; "stop", "length", ... or NULL */
+	char *model;		/* owned; the model the server named, or NULL */
+	long prompt_tokens;
+	long completion_tokens;
+	double latency_ms;	/* of the successful attempt; 0 for a cache hit */
+	int attempts;		/* HTTP attempts made (0 for a cache hit) */
+	int cached;
+	int truncated;		/* cut off by the output limit */
+	double cost_usd;	/* of this call; < 0 when the model has no price */
+	char cache_key[65];
+};
+
+struct llm_totals {
+	long calls;
+	long cache_hits;
+	long prompt_tokens;
+	long completion_tokens;
+	double cost_usd;
+	int cost_complete;	/* every paid call had a known price */
+};
+
+/* Returns a client, or NULL with ERR_INPUT when the model is missing. With
+ * `use_cache`, replies are read from and written to cfg->cache_dir. */
+struct llm *llm_new(const struct config *cfg, int use_cache);
+/*
+ * One call with retries. Returns 0 with `res` filled (a truncated reply is
+ * still 0, with res->truncated set), or -1 with ERR_INFRA: unreachable or
+ * failing after retries, a non-retryable status (400/401/403/404: the
+ * server's message, redacted), a deadline, or a body that is not the
+ * expected JSON.
+ */
+int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res);
+void llm_result_clear(struct llm_result *res);
+void llm_totals(struct llm *c, struct llm_totals *out);
+void llm_free(struct llm *c);
+
+/* Price of a call in USD from the built-in table and the config's
+ * "prices"; < 0 when unknown. Longest model-name prefix wins. */
+double llm_price(const struct config *cfg, const char *model, long prompt_tokens,
+		 long completion_tokens);
+
+/* Parses a Retry-After value (seconds or HTTP-date); -1 when unusable. */
+double llm_parse_retry_after(const char *value);
+
+#endif

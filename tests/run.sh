@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# run.sh: egg's whole test suite (what `make test` and CI run). Every group
+# prints TAP lines; this script counts them and ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+export EGG_SOURCE_DIR=$PWD
+export EGG_BUILD=${EGG_BUILD:-build}
+export EGG_BIN=$PWD/$EGG_BUILD/egg
+only=${1:-}
+
+passed=0
+failed=0
+failures=()
+log=$(mktemp)
+
+run_group() {
+	local name=$1; shift
+	[ -n "$only" ] && [[ "$name" != *"$only"* ]] && return
+	echo "# == $name"
+	"$@" >"$log" 2>&1
+	local rc=$?
+	cat "$log"
+	local p f
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name exited with status $rc"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ "$f" -gt 0 ] && failures+=("$name")
+}
+
+run_group unit "$EGG_BUILD/egg-unit"
+for t in tests/cli/t*.sh; do
+	run_group "cli/$(basename "$t" .sh)" bash "$t"
+done
+for smoke in "$EGG_BUILD"/fuzz_*-smoke; do
+	[ -e "$smoke" ] || continue
+	n=$(basename "$smoke" -smoke)
+	run_group "fuzz/$n" env FUZZ_ITERS=${FUZZ_ITERS:-3000} "$smoke" tests/fuzz/corpus/"${n#fuzz_}"/*
+done
+if [ -d tests/worker ] && ls tests/worker/test_*.py >/dev/null 2>&1; then
+	for t in tests/worker/test_*.py; do
+		run_group "worker/$(basename "$t" .py)" python3 "$t"
+	done
+fi
+
+rm -f "$log"
+echo
+[ ${#failures[@]} -gt 0 ] && echo "failed groups: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

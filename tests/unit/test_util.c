@@ -1,0 +1,143 @@
+/* test_util.c: unit tests for buf, strvec, template, hash, secrets and options. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/cli/opt.h"
+#include "../../src/util/buf.h"
+#include "../../src/util/err.h"
+#include "../../src/util/hash.h"
+#include "../../src/util/strvec.h"
+#include "../../src/util/template.h"
+#include "unit.h"
+
+static void test_buf(void)
+{
+	struct buf b = BUF_INIT;
+	char *p;
+	CHECK_STR(buf_str(&b), "", "empty buf reads as empty string");
+	buf_adds(&b, "abc");
+	buf_addf(&b, "-%d-%s", 42, "x");
+	CHECK_STR(buf_str(&b), "abc-42-x", "buf_adds and buf_addf append");
+	buf_truncate(&b, 2);
+	CHECK_STR(buf_str(&b), "ab", "buf_truncate shortens");
+	p = buf_detach(&b);
+	CHECK(b.data == NULL && b.len == 0, "buf_detach leaves the buf empty");
+	CHECK_STR(p, "ab", "buf_detach hands over the contents");
+	free(p);
+
+	buf_init(&b, 5);
+	CHECK(buf_adds(&b, "12345") == 0, "a buf can fill up to its cap");
+	CHECK(buf_adds(&b, "6") == -1, "a buf refuses to grow past its cap");
+	CHECK_STR(buf_str(&b), "12345", "a refused add leaves the contents unchanged");
+	buf_release(&b);
+}
+
+static void test_strvec(void)
+{
+	struct strvec sv = STRVEC_INIT;
+	strvec_split(&sv, "  ssh  gpu1 egg   worker ");
+	CHECK(sv.n == 4 && !strcmp(sv.v[0], "ssh") && !strcmp(sv.v[3], "worker") && !sv.v[4],
+	      "strvec_split splits on runs of whitespace and NULL-terminates");
+	strvec_clear(&sv);
+	strvec_push(&sv, "A=1");
+	strvec_push(&sv, "B=2");
+	strvec_setenv(&sv, "A", "3");
+	CHECK_STR(strvec_getenv(&sv, "A"), "3", "strvec_setenv replaces a variable");
+	strvec_unsetenv(&sv, "B");
+	CHECK(sv.n == 1 && strvec_getenv(&sv, "B") == NULL, "strvec_unsetenv removes a variable");
+	strvec_clear(&sv);
+}
+
+static const char *lookup(const char *name, void *ctx)
+{
+	(void)ctx;
+	if (!strcmp(name, "who"))
+		return "world {x}";
+	if (!strcmp(name, "n"))
+		return "3";
+	return NULL;
+}
+
+static void test_template(void)
+{
+	struct buf b = BUF_INIT;
+	CHECK(template_expand("hello {who}, {{literal}} n={n}", lookup, NULL, &b) == 0,
+	      "template expands names and brace escapes");
+	CHECK_STR(buf_str(&b), "hello world {x}, {literal} n=3",
+		  "substituted values are not rescanned");
+	buf_reset(&b);
+	CHECK(template_expand("bad {nope}", lookup, NULL, &b) == -1 && strstr(err_msg(), "'nope'"),
+	      "an unknown name is an error that names it");
+	buf_reset(&b);
+	CHECK(template_expand("lone } brace", lookup, NULL, &b) == -1, "a lone closing brace is an error");
+	buf_reset(&b);
+	CHECK(template_expand("open {who", lookup, NULL, &b) == -1, "an unterminated reference is an error");
+	buf_release(&b);
+}
+
+static void test_hash(void)
+{
+	char hex[65];
+	hash_hex("abc", 3, hex);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		  "sha-256 of 'abc' matches the standard vector");
+}
+
+static void test_secrets(void)
+{
+	char *r;
+	secret_register("sk-unit-secret-999");
+	r = secret_redact("key=sk-unit-secret-999; again sk-unit-secret-999.");
+	CHECK_STR(r, "key=[redacted]; again [redacted].", "secret_redact replaces every occurrence");
+	free(r);
+	err_set(ERR_INFRA, "server said: bad key sk-unit-secret-999");
+	CHECK(!strstr(err_msg(), "sk-unit-secret-999"), "error messages are redacted when recorded");
+	CHECK(secret_present("x sk-unit-secret-999") && !secret_present("nothing"),
+	      "secret_present finds registered secrets");
+	err_clear();
+}
+
+static void test_opt(void)
+{
+	int flag = 0, n = 0, cache = 1;
+	double d = 0;
+	const char *s = NULL;
+	const struct opt table[] = {
+		{ "flag", 'f', OPT_FLAG, &flag, NULL, "" },
+		{ "n", 0, OPT_INT, &n, "N", "" },
+		{ "d", 0, OPT_DOUBLE, &d, "D", "" },
+		{ "s", 0, OPT_STRING, &s, "S", "" },
+		{ "no-cache", 0, OPT_NEGATE, &cache, NULL, "" },
+		OPT_TABLE_END,
+	};
+	const struct opt *tables[] = { table, NULL };
+	char *argv1[] = { "pos1", "-f", "--n", "7", "--d=2.5", "--s", "x", "--no-cache", "--", "--pos2" };
+	char *argv2[] = { "--bogus" };
+	char *argv3[] = { "--n" };
+	char *argv4[] = { "--n", "seven" };
+	struct strvec pos = STRVEC_INIT;
+
+	CHECK(opt_parse(tables, 10, argv1, &pos) == 0, "opt_parse accepts a full command line");
+	CHECK(flag == 1 && n == 7 && d == 2.5 && s && !strcmp(s, "x") && cache == 0,
+	      "opt_parse sets flags, ints, doubles, strings and negations");
+	CHECK(pos.n == 2 && !strcmp(pos.v[0], "pos1") && !strcmp(pos.v[1], "--pos2"),
+	      "positional words and everything after -- are kept in order");
+	strvec_clear(&pos);
+	CHECK(opt_parse(tables, 1, argv2, &pos) == -1 && err_kind() == ERR_INPUT &&
+	      strstr(err_msg(), "unknown option '--bogus'"), "an unknown option is a usage error");
+	CHECK(opt_parse(tables, 1, argv3, &pos) == -1 && strstr(err_msg(), "needs a value"),
+	      "a missing value is a usage error");
+	CHECK(opt_parse(tables, 2, argv4, &pos) == -1 && strstr(err_msg(), "integer"),
+	      "a malformed integer is a usage error");
+	strvec_clear(&pos);
+}
+
+void suite_util(void)
+{
+	test_buf();
+	test_strvec();
+	test_template();
+	test_hash();
+	test_secrets();
+	test_opt();
+}

@@ -1,0 +1,127 @@
+"""probe.py: report the worker's Python, library versions, GPUs and sandboxing as JSON."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+from . import sandbox
+
+
+def _version(module: str) -> tuple[str | None, str | None]:
+    try:
+        mod = __import__(module)
+        return getattr(mod, "__version__", "unknown"), None
+    except Exception as e:  # report, do not fail: doctor prints it
+        return None, f"{type(e).__name__}: {e}"
+
+
+def device_facts(torch, index: int) -> dict:
+    """Facts about one GPU that prompts and reports use."""
+    p = torch.cuda.get_device_properties(index)
+    return {
+        "index": index,
+        "name": p.name,
+        "sm_count": p.multi_processor_count,
+        "l2_bytes": int(getattr(p, "L2_cache_size", 0)),
+        "memory_bytes": int(p.total_memory),
+        "compute_capability": f"{p.major}.{p.minor}",
+    }
+
+
+def _run(argv: list[str], timeout: float) -> tuple[int, str]:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return -1, str(e)
+
+
+def find_ncu() -> str | None:
+    path = shutil.which("ncu")
+    if path:
+        return path
+    for candidate in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def ncu_facts(with_gpu: bool) -> dict:
+    """Whether ncu exists and may read hardware counters (tried on a tiny kernel)."""
+    ncu = find_ncu()
+    if not ncu:
+        return {"ncu": None}
+    out: dict = {"ncu": ncu}
+    rc, text = _run([ncu, "--version"], 30)
+    out["ncu_version"] = text.strip().splitlines()[-1] if rc == 0 and text.strip() else None
+    if not with_gpu:
+        out["ncu_counters"] = "untested (no GPU)"
+        return out
+    launcher = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "egg-worker.py")
+    rc, text = _run([ncu, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg", "--csv",
+                     sys.executable, "-I", launcher, "ncu-selftest"], 240)
+    if "ERR_NVGPUCTRPERM" in text:
+        out["ncu_counters"] = "not permitted (ERR_NVGPUCTRPERM)"
+    elif "sm__cycles_elapsed.avg" in text and rc == 0:
+        out["ncu_counters"] = "permitted"
+    else:
+        tail = " ".join(text.strip().splitlines()[-3:])[:300]
+        out["ncu_counters"] = f"failed (exit {rc}): {tail}"
+    return out
+
+
+def driver_version() -> str | None:
+    if not shutil.which("nvidia-smi"):
+        return None
+    rc, text = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], 30)
+    return text.strip().splitlines()[0] if rc == 0 and text.strip() else None
+
+
+def selftest_kernel() -> int:
+    """A tiny CUDA workload for the ncu permission check."""
+    import torch
+
+    x = torch.ones(1024, device="cuda")
+    (x * 2).sum().item()
+    return 0
+
+
+def probe(with_ncu: bool = True) -> dict:
+    out: dict = {
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "platform": platform.platform(),
+    }
+    for name in ("numpy", "torch", "triton"):
+        ver, err = _version(name)
+        out[name] = ver
+        if err:
+            out[f"{name}_error"] = err
+    out["gpus"] = []
+    if out["torch"]:
+        import torch
+
+        out["cuda_runtime"] = torch.version.cuda
+        try:
+            if torch.cuda.is_available():
+                out["gpus"] = [device_facts(torch, i) for i in range(torch.cuda.device_count())]
+        except Exception as e:
+            out["cuda_error"] = f"{type(e).__name__}: {e}"
+    out["driver"] = driver_version() if out["gpus"] else None
+    if with_ncu:
+        out.update(ncu_facts(bool(out["gpus"])))
+    why = sandbox.probe_network_isolation()
+    out["network_isolation"] = why is None
+    if why:
+        out["network_isolation_error"] = why
+    out["root"] = os.getuid() == 0
+    return out
+
+
+def main(argv: list[str]) -> int:
+    sys.stdout.write(json.dumps(probe(with_ncu="--no-ncu" not in argv)) + "\n")
+    return 0

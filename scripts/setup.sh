@@ -5,7 +5,9 @@ set -euo pipefail
 
 APT_PACKAGES=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev libssl-dev
               libsqlite3-dev sqlite3 python3 python3-pip chromium)
-PIP_PACKAGES=(torch==2.13.0 triton==3.6.0 numpy)
+# numpy stays below 2.4: Triton 3.6's interpreter converts 1-element arrays to
+# Python ints, which numpy 2.4 turned from a deprecation into an error.
+PIP_PACKAGES=(torch==2.13.0 triton==3.6.0 numpy==2.3.5)
 
 sudo_if_needed() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -23,7 +25,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${EGG_PYTHON:-python3}
-if ! "$PY" -c 'import torch, triton, numpy' >/dev/null 2>&1; then
+if ! "$PY" - <<'PY' >/dev/null 2>&1
+import numpy, torch, triton
+assert torch.__version__.split("+")[0] == "2.13.0"
+assert triton.__version__ == "3.6.0"
+assert numpy.__version__ == "2.3.5"
+PY
+then
 	echo "setup: $PY -m pip install ${PIP_PACKAGES[*]}"
 	"$PY" -m pip install -q "${PIP_PACKAGES[@]}"
 fi

@@ -81,9 +81,15 @@ int proc_start(struct proc *p)
 			child_null(1, O_WRONLY);
 		else
 			child_dup(out[1], 1);
-		if (p->err_to_out)
+		if (p->err_to_out) {
 			dup2(1, 2);
-		else if (p->null_err)
+		} else if (p->err_path) {
+			int fd = open(p->err_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+			if (fd >= 0) {
+				dup2(fd, 2);
+				close(fd);
+			}
+		} else if (p->null_err)
 			child_null(2, O_WRONLY);
 		else
 			child_dup(errp[1], 2);

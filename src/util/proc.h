@@ -27,12 +27,13 @@ struct proc {
 	int null_in, null_out, null_err;
 	int err_to_out;
 	int new_pgroup;
+	const char *err_path;	/* append the child's stderr to this file */
 
 	pid_t pid;
 	int in, out, err;
 };
 
-#define PROC_INIT { STRVEC_INIT, STRVEC_INIT, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1 }
+#define PROC_INIT { STRVEC_INIT, STRVEC_INIT, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, -1, -1, -1, -1 }
 
 struct proc_status {
 	int exited;	/* normal exit: `code` is valid */

@@ -1,15 +1,169 @@
-"""main.py: the worker's entry: `serve` (JSON lines on stdio), `probe`, `profile-run`."""
+"""main.py: the worker's entry: `serve` (JSON lines on stdio), `probe`,
+`profile-run` (what ncu runs) and `ncu-selftest`."""
 from __future__ import annotations
 
+import json
+import os
 import sys
+import tempfile
+import traceback
+
+PROTOCOL_VERSION = 1
+
+
+def _context() -> dict:
+    """Facts fixed for the worker's lifetime: sandbox abilities, CPU threads."""
+    import numpy
+    import torch
+    import triton
+
+    from . import sandbox
+
+    ctx: dict = {"cpu_threads": max(1, min(int(os.environ.get("EGG_CPU_THREADS", "0")) or os.cpu_count() or 1, 16)),
+                 "l2_bytes": {}}
+    why = sandbox.probe_network_isolation()
+    ctx["isolate_network"] = why is None
+    ctx["network_isolation_error"] = why
+    paths = [os.path.dirname(os.__file__), os.path.dirname(torch.__file__), os.path.dirname(triton.__file__),
+             os.path.dirname(numpy.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+             sys.executable]
+    why = sandbox.can_drop_privileges(paths, tempfile.gettempdir())
+    ctx["drop_privileges"] = why is None and os.environ.get("EGG_KEEP_PRIVILEGES") != "1"
+    ctx["privileges_note"] = why
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        ctx["memory_limit"] = int(pages * 0.75)
+    except (ValueError, OSError):
+        ctx["memory_limit"] = None
+    return ctx
+
+
+def _device_facts(ctx: dict, device: str) -> dict:
+    """L2 size and name of a device, read in a throwaway child (the parent
+    never initialises CUDA, so that forked children start fast)."""
+    if device == "cpu":
+        return {"name": "cpu", "l2_bytes": 0}
+    from .children import spawn
+    from .probe import device_facts
+
+    def child(ch, index):
+        import torch
+
+        try:
+            ch.send(device_facts(torch, index))
+        except Exception as e:
+            ch.send({"error": f"cannot use device '{device}': {type(e).__name__}: {e}"})
+
+    index = int(device.split(":")[1]) if ":" in device else 0
+    c = spawn(child, "probe", os.devnull, index)
+    try:
+        facts = c.ch.recv(None)
+    finally:
+        c.kill()
+    ctx["l2_bytes"][device] = facts.get("l2_bytes", 0)
+    return facts
+
+
+def serve(argv: list[str]) -> int:
+    # One worker serves one kind of device: Triton decides at import time
+    # whether its language functions are interpreted, so the CPU worker sets
+    # TRITON_INTERPRET before anything imports triton.
+    kind = "cuda"
+    if "--device" in argv and argv.index("--device") + 1 < len(argv):
+        kind = "cpu" if argv[argv.index("--device") + 1] == "cpu" else "cuda"
+    if kind == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
+    # The protocol owns the original stdin/stdout; anything printed by torch,
+    # triton or this process goes to stderr instead.
+    proto_in = os.fdopen(os.dup(0), "r", buffering=1)
+    proto_out = os.fdopen(os.dup(1), "w", buffering=1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="egg-worker-triton-"))
+
+    import numpy
+    import torch
+    import triton
+
+    from . import job as jobs
+    from . import probe, sandbox
+
+    sandbox.become_subreaper()
+    sandbox.set_dumpable(False)
+    ctx = _context()
+    hello = {"event": "hello", "protocol": PROTOCOL_VERSION, "pid": os.getpid(),
+             "python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__,
+             "numpy": numpy.__version__, "device_kind": kind, "network_isolation": ctx["isolate_network"],
+             "network_isolation_error": ctx["network_isolation_error"],
+             "drop_privileges": ctx["drop_privileges"], "privileges_note": ctx["privileges_note"]}
+    proto_out.write(json.dumps(hello) + "\n")
+
+    for line in proto_in:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            if not isinstance(req, dict):
+                raise ValueError("request is not an object")
+        except ValueError as e:
+            proto_out.write(json.dumps({"id": None, "ok": False, "kind": "protocol", "error": str(e)}) + "\n")
+            continue
+        rid = req.get("id")
+        op = req.get("op")
+        try:
+            if op == "shutdown":
+                proto_out.write(json.dumps({"id": rid, "ok": True, "result": {}}) + "\n")
+                break
+            if op in ("eval", "baseline", "profile"):
+                dev = req.get("device", "cpu")
+                if dev != "cpu" and not (dev == "cuda" or dev.startswith("cuda:")):
+                    raise jobs.InputError(f"unknown device '{dev}'")
+                if dev == "cuda":
+                    req["device"] = dev = "cuda:0"
+                if (dev == "cpu") != (kind == "cpu"):
+                    raise jobs.InputError(f"this worker serves {kind} devices, not '{dev}'")
+                facts = _device_facts(ctx, dev) if dev not in ctx["l2_bytes"] else None
+                if facts and "error" in facts:
+                    raise jobs.InfraError(facts["error"])
+            if op == "probe":
+                result = probe.probe(with_ncu=bool(req.get("ncu")))
+                result["sandbox"] = {k: ctx[k] for k in ("isolate_network", "network_isolation_error",
+                                                         "drop_privileges", "privileges_note")}
+            elif op == "eval":
+                result = jobs.run_eval(ctx, req)
+            elif op == "baseline":
+                result = jobs.run_baseline(ctx, req)
+            elif op == "profile":
+                result = jobs.run_profile(ctx, req)
+            else:
+                raise jobs.InputError(f"unknown op '{op}'")
+            reply = {"id": rid, "ok": True, "result": result}
+        except jobs.InputError as e:
+            reply = {"id": rid, "ok": False, "kind": "input", "error": str(e)}
+        except Exception as e:
+            reply = {"id": rid, "ok": False, "kind": "infra",
+                     "error": f"{type(e).__name__}: {e}", "log": traceback.format_exc()[-3000:]}
+        proto_out.write(json.dumps(reply) + "\n")
+    return 0
 
 
 def main(argv: list[str]) -> int:
     mode = argv[0] if argv else "serve"
+    if mode == "serve":
+        return serve(argv[1:])
     if mode == "probe":
         from . import probe
 
         return probe.main(argv[1:])
+    if mode == "profile-run":
+        from . import profile_run
+
+        return profile_run.main(argv[1:])
     if mode == "ncu-selftest":
         from . import probe
 

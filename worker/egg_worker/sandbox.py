@@ -103,3 +103,35 @@ def probe_network_isolation() -> str | None:
     os.close(r)
     os.waitpid(pid, 0)
     return msg.decode() or None
+
+
+def can_drop_privileges(paths: list[str], writable: str) -> str | None:
+    """Whether a process dropped to nobody could still read `paths` (the Python
+    installation, torch, triton, the worker) and write under `writable`.
+    Tried in a throwaway child; None when it can, else why not."""
+    if os.getuid() != 0:
+        return "not running as root"
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        why = drop_privileges()
+        if not why:
+            for p in paths:
+                if not os.access(p, os.R_OK | os.X_OK):
+                    why = f"'{p}' is not readable by nobody"
+                    break
+        if not why and not os.access(writable, os.W_OK | os.X_OK):
+            why = f"'{writable}' is not writable by nobody"
+        os.write(w, (why or "").encode()[:4000])
+        os._exit(0)
+    os.close(w)
+    msg = b""
+    while True:
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        msg += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return msg.decode() or None

@@ -1,0 +1,215 @@
+/* eval.c: evaluation requests, speedups, re-measurement and the baseline cache. */
+#include "eval.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/hash.h"
+
+void eval_opts_init(struct eval_opts *o, const char *device)
+{
+	int cpu = device && !strcmp(device, "cpu");
+	memset(o, 0, sizeof(*o));
+	o->device = device;
+	o->trials = 5;
+	o->warmup = cpu ? 1 : 10;
+	o->iters = cpu ? 5 : 100;
+	o->atol = o->rtol = -1;
+	o->precision = "fp32";
+	o->compile_mode = "default";
+	o->timeout_s = cpu ? 900 : 300;
+	o->speedup_bound = 10;
+	o->timing = 1;
+}
+
+static json_t *base_request(const char *op, const struct eval_opts *o, const char *task_source)
+{
+	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:f}", "op", op, "device", o->device,
+			      "task_source", task_source, "warmup", o->warmup, "iters", o->iters,
+			      "precision", o->precision, "timeout_s", o->timeout_s);
+	if (o->atol >= 0)
+		json_object_set_new(r, "atol", json_real(o->atol));
+	if (o->rtol >= 0)
+		json_object_set_new(r, "rtol", json_real(o->rtol));
+	return r;
+}
+
+/* What the baseline depends on, from the worker's facts about itself. */
+static void baseline_key(struct worker *w, const struct eval_opts *o, const char *task_source,
+			 const json_t *device_facts, char key[65])
+{
+	const json_t *hello = worker_hello(w);
+	struct hash_ctx *h = hash_begin();
+	char num[64];
+	hash_field(h, "egg-baseline-v1");
+	hash_field(h, task_source);
+	hash_field(h, o->device);
+	hash_field(h, json_string_value(json_object_get(device_facts, "name")));
+	hash_field(h, json_string_value(json_object_get(device_facts, "driver")));
+	hash_field(h, json_string_value(json_object_get(hello, "torch")));
+	hash_field(h, json_string_value(json_object_get(hello, "triton")));
+	hash_field(h, o->precision);
+	hash_field(h, o->compile_mode);
+	snprintf(num, sizeof(num), "%d/%d", o->warmup, o->iters);
+	hash_field(h, num);
+	hash_final(h, key);
+}
+
+/* Device name and driver via the worker's probe (cached on the worker's
+ * hello object, which lives as long as the process). */
+static json_t *device_facts(struct worker *w, const char *device)
+{
+	json_t *req = json_pack("{s:s}", "op", "probe");
+	json_t *probe = worker_call(w, req, 300000);
+	json_t *out = json_object();
+	json_decref(req);
+	if (!probe)
+		return NULL;
+	if (!strcmp(device, "cpu")) {
+		json_object_set_new(out, "name", json_sprintf("cpu: %s", json_string_value(json_object_get(probe, "platform")) ?: "?"));
+	} else {
+		int index = strlen(device) > 5 ? atoi(device + 5) : 0;
+		json_t *g = json_array_get(json_object_get(probe, "gpus"), (size_t)index);
+		if (!g) {
+			err_set(ERR_INPUT, "no GPU '%s' on the worker's machine", device);
+			json_decref(probe);
+			json_decref(out);
+			return NULL;
+		}
+		json_object_update(out, g);
+		json_object_set(out, "driver", json_object_get(probe, "driver"));
+	}
+	json_decref(probe);
+	return out;
+}
+
+json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source)
+{
+	json_t *facts = NULL, *req = NULL, *res = NULL;
+	char key[65], *path = NULL;
+
+	/* Starting the worker first makes its hello (versions) available. */
+	facts = device_facts(w, o->device);
+	if (!facts)
+		return NULL;
+	baseline_key(w, o, task_source, facts, key);
+	if (o->cache_dir) {
+		path = xasprintf("%s/%s.json", o->cache_dir, key);
+		res = json_load_file(path, 0, NULL);
+		if (json_is_object(res)) {
+			json_object_set_new(res, "cached", json_true());
+			goto out;
+		}
+		json_decref(res);
+		res = NULL;
+	}
+	req = base_request("baseline", o, task_source);
+	json_object_set_new(req, "compile_mode", json_string(o->compile_mode));
+	json_object_set_new(req, "timeout_s", json_real(o->timeout_s * 4));
+	res = worker_call(w, req, o->timeout_s * 4000 + 120000);
+	if (!res)
+		goto out;
+	json_object_set(res, "device_name", json_object_get(facts, "name"));
+	json_object_set(res, "driver", json_object_get(facts, "driver"));
+	json_object_set(res, "torch", json_object_get(worker_hello(w), "torch"));
+	json_object_set(res, "triton", json_object_get(worker_hello(w), "triton"));
+	json_object_set_new(res, "warmup", json_integer(o->warmup));
+	json_object_set_new(res, "iters", json_integer(o->iters));
+	if (path) {
+		char *text = json_dumps(res, JSON_COMPACT);
+		if (fs_mkdir_p(o->cache_dir) == 0 && text)
+			fs_write_atomic(path, text, strlen(text));
+		err_clear();
+		free(text);
+	}
+	json_object_set_new(res, "cached", json_false());
+out:
+	free(path);
+	json_decref(req);
+	json_decref(facts);
+	return res;
+}
+
+static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char *task_source,
+			const char *kernel_source, double eager_ms)
+{
+	json_t *req = base_request("eval", o, task_source), *res;
+	json_object_set_new(req, "kernel_source", json_string(kernel_source));
+	json_object_set_new(req, "trials", json_integer(o->trials));
+	json_object_set_new(req, "timing", json_boolean(o->timing));
+	if (eager_ms > 0)
+		json_object_set_new(req, "eager_ms", json_real(eager_ms));
+	res = worker_call(w, req, o->timeout_s * 1000 + 120000);
+	if (!res && err_kind() == ERR_INFRA) {
+		/* The worker itself died or hung (not the candidate: that would be a
+		 * verdict). One more try on a fresh worker. */
+		err_clear();
+		res = worker_call(w, req, o->timeout_s * 1000 + 120000);
+	}
+	json_decref(req);
+	return res;
+}
+
+static double num(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void add_speedups(json_t *res, const json_t *baseline)
+{
+	double k = num(res, "kernel_ms");
+	double e = baseline ? num(baseline, "eager_ms") : NAN;
+	double c = baseline ? num(baseline, "compile_ms") : NAN;
+	json_object_set_new(res, "eager_ms", isnan(e) ? json_null() : json_real(e));
+	json_object_set_new(res, "compile_ms", isnan(c) ? json_null() : json_real(c));
+	json_object_set_new(res, "speedup_eager", isnan(e) || isnan(k) || k <= 0 ? json_null() : json_real(e / k));
+	json_object_set_new(res, "speedup_compile", isnan(c) || isnan(k) || k <= 0 ? json_null() : json_real(c / k));
+}
+
+json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
+		       const char *kernel_source, const json_t *baseline)
+{
+	double eager = baseline ? num(baseline, "eager_ms") : NAN;
+	json_t *res = run_eval(w, o, task_source, kernel_source, isnan(eager) ? 0 : eager);
+	double k;
+
+	if (!res)
+		return NULL;
+	k = num(res, "kernel_ms");
+	if (!strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass") &&
+	    !isnan(eager) && !isnan(k) && k > 0 && eager / k > o->speedup_bound) {
+		/* Too good to trust from one process: measure again in a fresh one
+		 * and keep the slower of the two. */
+		json_t *again = run_eval(w, o, task_source, kernel_source, eager);
+		json_t *flags = json_object_get(res, "flags");
+		double k2 = again ? num(again, "kernel_ms") : NAN;
+		if (!again || strcmp(json_string_value(json_object_get(again, "verdict")) ?: "", "pass")) {
+			json_decref(res);
+			res = again;
+			if (!res)
+				return NULL;
+			json_array_append_new(json_object_get(res, "flags"),
+					      json_sprintf("speedup_remeasured: %.1fx over eager on the first measurement; the fresh process failed", eager / k));
+		} else {
+			json_array_append_new(flags, json_sprintf("speedup_remeasured: %.1fx over eager (bound %.0fx); %.4f ms then %.4f ms in a fresh process, the slower kept",
+								  eager / k, o->speedup_bound, k, k2));
+			if (fabs(k2 - k) > 0.25 * fmin(k, k2))
+				json_array_append_new(flags, json_string("unstable_timing: the two measurements differ by more than 25%"));
+			if (k2 > k) {
+				json_object_set(res, "kernel_ms", json_object_get(again, "kernel_ms"));
+				json_object_set(res, "timing", json_object_get(again, "timing"));
+			}
+			json_decref(again);
+		}
+	}
+	add_speedups(res, baseline);
+	if (baseline)
+		json_object_set_new(res, "baseline", json_deep_copy(baseline));
+	return res;
+}

@@ -1,0 +1,46 @@
+/* eval.h: evaluations and baselines through the worker, with the baseline cache. */
+#ifndef EGG_EVAL_H
+#define EGG_EVAL_H
+
+#include <jansson.h>
+
+#include "worker.h"
+
+struct eval_opts {
+	const char *device;	/* "cpu", "cuda", "cuda:N" */
+	int trials;		/* correctness trials (>= 1) */
+	int warmup;		/* warm-up calls before timing */
+	int iters;		/* timed calls */
+	double atol, rtol;	/* < 0: the worker's defaults per dtype */
+	const char *precision;	/* "fp32" (TF32 off) or "tf32" */
+	const char *compile_mode; /* torch.compile mode of the baseline */
+	double timeout_s;	/* per job */
+	double speedup_bound;	/* re-measure in a fresh process beyond this */
+	int timing;		/* time the candidate (0: correctness only) */
+	const char *cache_dir;	/* baseline cache folder; NULL: no cache */
+};
+
+/* Defaults for a device: 5 trials, fp32, 1e-4 (fp16/bf16: 1e-2), and 10+100
+ * timed calls on a GPU or 1+5 on the CPU interpreter. */
+void eval_opts_init(struct eval_opts *o, const char *device);
+
+/*
+ * Eager and torch.compile timings of the task, from the cache when a
+ * matching entry exists (same task text, device, driver, torch, triton,
+ * precision, compile mode and loop sizes), else measured by the worker in a
+ * clean process and stored. Returns an owned object or NULL (ERR_INPUT for a
+ * bad task, ERR_INFRA otherwise).
+ */
+json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source);
+
+/*
+ * Evaluates a candidate. The result is the worker's verdict plus eager_ms,
+ * compile_ms, speedup_eager and speedup_compile from `baseline` (may be
+ * NULL). A speedup beyond the bound is re-measured in a fresh process and
+ * the slower time kept. Returns an owned object, or NULL with ERR_INPUT /
+ * ERR_INFRA (a worker that died is retried once).
+ */
+json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
+		       const char *kernel_source, const json_t *baseline);
+
+#endif

@@ -1,0 +1,263 @@
+/* worker.c: start, talk to, and restart the eval worker process. */
+#include "worker.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/proc.h"
+#include "../util/timeutil.h"
+#include "launch.h"
+
+#define MAX_LINE (256u << 20)
+#define START_TIMEOUT_MS 180000.0
+
+struct worker {
+	const struct config *cfg;
+	const char *kind;
+	const char *log_path;
+	struct proc proc;
+	int running;
+	struct buf pending;	/* bytes read past the last line */
+	json_t *hello;
+	long next_id;
+	int starts;
+};
+
+const char *worker_device_kind(const char *device)
+{
+	if (!device)
+		return NULL;
+	if (!strcmp(device, "cpu"))
+		return "cpu";
+	if (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5))
+		return "cuda";
+	return NULL;
+}
+
+const char *worker_default_device(const struct config *cfg)
+{
+	if (cfg->device && *cfg->device)
+		return cfg->device;
+	if (cfg->worker_cmd && *cfg->worker_cmd)
+		return "cuda";
+	return fs_exists("/dev/nvidia0") || fs_exists("/proc/driver/nvidia/gpus") ? "cuda" : "cpu";
+}
+
+struct worker *worker_new(const struct config *cfg, const char *device_kind, const char *log_path)
+{
+	struct worker *w = xcalloc(1, sizeof(*w));
+	w->cfg = cfg;
+	w->kind = device_kind;
+	w->log_path = log_path;
+	w->proc = (struct proc)PROC_INIT;
+	buf_init(&w->pending, MAX_LINE);
+	return w;
+}
+
+static void worker_kill(struct worker *w)
+{
+	if (w->running) {
+		proc_kill(&w->proc, 2000, NULL);
+		proc_clear(&w->proc);
+		w->proc = (struct proc)PROC_INIT;
+		w->running = 0;
+	}
+	buf_reset(&w->pending);
+}
+
+/* Reads one line (without its newline) into `line` before `deadline`.
+ * Returns 0, or -1 on EOF, error or deadline (with *timed_out set). */
+static int read_line(struct worker *w, struct buf *line, double deadline, int *timed_out)
+{
+	*timed_out = 0;
+	for (;;) {
+		char *nl = w->pending.data ? memchr(w->pending.data, '\n', w->pending.len) : NULL;
+		char chunk[65536];
+		struct pollfd pfd = { w->proc.out, POLLIN, 0 };
+		double left;
+		ssize_t n;
+		int r;
+
+		if (nl) {
+			size_t len = (size_t)(nl - w->pending.data);
+			buf_add(line, w->pending.data, len);
+			memmove(w->pending.data, nl + 1, w->pending.len - len - 1);
+			buf_truncate(&w->pending, w->pending.len - len - 1);
+			return 0;
+		}
+		left = deadline - time_mono_ms();
+		if (left <= 0) {
+			*timed_out = 1;
+			return -1;
+		}
+		r = poll(&pfd, 1, (int)(left > 60000 ? 60000 : left) + 1);
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r <= 0)
+			continue;
+		n = read(w->proc.out, chunk, sizeof(chunk));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return -1;
+		if (buf_add(&w->pending, chunk, (size_t)n) < 0)
+			return -1;
+	}
+}
+
+static int worker_start(struct worker *w)
+{
+	struct buf line = BUF_INIT;
+	int timed_out, rc = -1;
+	const char *kind;
+
+	w->proc = (struct proc)PROC_INIT;
+	launch_worker_argv(w->cfg, "serve", &w->proc.argv);
+	strvec_push(&w->proc.argv, "--device");
+	strvec_push(&w->proc.argv, w->kind);
+	launch_clean_env(&w->proc.env);
+	w->proc.use_env = 1;
+	w->proc.pipe_in = 1;
+	w->proc.pipe_out = 1;
+	w->proc.new_pgroup = 1;
+	if (w->log_path)
+		w->proc.err_path = w->log_path;
+	else
+		w->proc.null_err = 1;
+	if (proc_start(&w->proc) < 0) {
+		err_prefix("cannot start the eval worker");
+		proc_clear(&w->proc);
+		return -1;
+	}
+	w->running = 1;
+	w->starts++;
+	if (read_line(w, &line, time_mono_ms() + START_TIMEOUT_MS, &timed_out) < 0) {
+		struct proc_status st;
+		char tmp[64];
+		proc_kill(&w->proc, 500, &st);
+		err_set(ERR_INFRA, "eval worker '%s' %s before saying hello%s%s", w->proc.argv.v[0],
+			timed_out ? "timed out" : proc_status_str(&st, tmp, sizeof(tmp)),
+			w->log_path ? "; see " : " (is torch installed for it? try 'egg doctor')",
+			w->log_path ? w->log_path : "");
+		proc_clear(&w->proc);
+		w->running = 0;
+		goto out;
+	}
+	json_decref(w->hello);
+	w->hello = json_loads(buf_str(&line), 0, NULL);
+	kind = json_string_value(json_object_get(w->hello, "device_kind"));
+	if (!w->hello || !kind) {
+		err_set(ERR_INFRA, "eval worker said something other than hello: %.200s", buf_str(&line));
+		worker_kill(w);
+		goto out;
+	}
+	rc = 0;
+out:
+	buf_release(&line);
+	return rc;
+}
+
+json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
+{
+	struct buf line = BUF_INIT;
+	char *text = NULL;
+	json_t *reply = NULL, *result = NULL;
+	double deadline;
+	int timed_out;
+	const char *kind;
+
+	if (!w->running && worker_start(w) < 0)
+		return NULL;
+	json_object_set_new(request, "id", json_integer(++w->next_id));
+	text = json_dumps(request, JSON_COMPACT);
+	if (!text) {
+		err_set(ERR_INFRA, "cannot encode a worker request");
+		goto out;
+	}
+	deadline = time_mono_ms() + timeout_ms;
+	{
+		size_t len = strlen(text), off = 0;
+		text[len] = '\n';
+		while (off < len + 1) {
+			ssize_t n = write(w->proc.in, text + off, len + 1 - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				err_set(ERR_INFRA, "eval worker died (cannot send it a job)");
+				worker_kill(w);
+				goto out;
+			}
+			off += (size_t)n;
+		}
+	}
+	if (read_line(w, &line, deadline, &timed_out) < 0) {
+		err_set(ERR_INFRA, "eval worker %s during a job%s%s",
+			timed_out ? "missed its deadline" : "died",
+			w->log_path ? "; its log: " : "", w->log_path ? w->log_path : "");
+		worker_kill(w);
+		goto out;
+	}
+	reply = json_loads(buf_str(&line), 0, NULL);
+	if (!json_is_object(reply) || json_integer_value(json_object_get(reply, "id")) != w->next_id) {
+		err_set(ERR_INFRA, "eval worker sent a malformed reply: %.200s", buf_str(&line));
+		worker_kill(w);
+		goto out;
+	}
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		kind = json_string_value(json_object_get(reply, "kind"));
+		err_set(kind && !strcmp(kind, "input") ? ERR_INPUT : ERR_INFRA, "%s",
+			json_string_value(json_object_get(reply, "error")) ?: "the worker failed the job");
+		goto out;
+	}
+	result = json_incref(json_object_get(reply, "result"));
+out:
+	json_decref(reply);
+	free(text);
+	buf_release(&line);
+	return result;
+}
+
+const json_t *worker_hello(const struct worker *w)
+{
+	return w->hello;
+}
+
+int worker_starts(const struct worker *w)
+{
+	return w->starts;
+}
+
+void worker_free(struct worker *w)
+{
+	if (!w)
+		return;
+	if (w->running) {
+		/* Polite shutdown first; the kill reaps it either way. */
+		static const char bye[] = "{\"op\":\"shutdown\"}\n";
+		if (write(w->proc.in, bye, sizeof(bye) - 1) < 0)
+			(void)0;
+		close(w->proc.in);
+		w->proc.in = -1;
+		for (int i = 0; i < 100; i++) {
+			struct proc_status st;
+			if (waitpid(w->proc.pid, NULL, WNOHANG) == w->proc.pid) {
+				w->proc.pid = -1;
+				(void)st;
+				break;
+			}
+			time_sleep_ms(20);
+		}
+	}
+	worker_kill(w);
+	json_decref(w->hello);
+	buf_release(&w->pending);
+	free(w);
+}

@@ -1,0 +1,41 @@
+/* worker.h: the C client of the Python eval worker (JSON lines over its stdio). */
+#ifndef EGG_WORKER_H
+#define EGG_WORKER_H
+
+#include <jansson.h>
+
+#include "../config/config.h"
+
+/*
+ * A struct worker is one worker process serving one kind of device ("cpu"
+ * or "cuda"), started locally or through cfg->worker_cmd. It is started
+ * lazily by the first call and restarted by the next call after it died or
+ * missed a deadline. Not thread-safe: one caller at a time per worker.
+ */
+struct worker;
+
+/* `log_path` receives the worker's stderr (NULL: discarded). Borrowed
+ * strings must outlive the worker. Never fails: errors surface on calls. */
+struct worker *worker_new(const struct config *cfg, const char *device_kind, const char *log_path);
+/*
+ * Sends `request` (its "id" is set here) and waits up to `timeout_ms` for
+ * the reply. Returns the reply's "result" (owned), or NULL with ERR_INPUT
+ * (the worker rejected the job's input: a bad task file, say) or ERR_INFRA
+ * (the worker could not be started, died, or timed out; it is killed and
+ * will be restarted by the next call).
+ */
+json_t *worker_call(struct worker *w, json_t *request, double timeout_ms);
+/* The worker's hello line (versions, sandbox facts), or NULL before start. */
+const json_t *worker_hello(const struct worker *w);
+/* How many times the process was (re)started. */
+int worker_starts(const struct worker *w);
+void worker_free(struct worker *w);
+
+/* "cpu" or "cuda" for a device string ("cpu", "cuda", "cuda:1"); NULL when
+ * the string is not a device. */
+const char *worker_device_kind(const char *device);
+/* The default device: cuda when a GPU is visible here (or a remote worker
+ * command is set), else cpu. */
+const char *worker_default_device(const struct config *cfg);
+
+#endif

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# t40-eval.sh: `egg eval` end to end on the CPU: JSON contract, baselines and
+# their cache, exit codes for rejected candidates, bad input and a dead worker.
+. "$(dirname "$0")/../lib.sh"
+
+T=$SRC/tests/tasks
+A=$SRC/tests/adversarial
+
+run_egg eval --device cpu --json --iters 3 "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 0 "an honest kernel passes"
+check "eval --json prints one JSON object with every documented field" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+need = ["verdict", "stage", "reason", "log", "correct_trials", "trials", "max_abs_err", "max_rel_err",
+        "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile", "triton_launches",
+        "device", "timing", "flags"]
+missing = [k for k in need if k not in j]
+assert not missing, missing
+assert j["verdict"] == "pass" and j["stage"] == "done" and j["correct_trials"] == j["trials"] == 5
+assert j["device"] == "cpu" and any(f.startswith("cpu_timing") for f in j["flags"])
+t = j["timing"]
+assert {"median", "min", "max", "iters"} <= set(t) and t["iters"] == 3
+assert j["eager_ms"] > 0 and abs(j["speedup_eager"] - j["eager_ms"] / j["kernel_ms"]) < 1e-9
+assert j["compile_ms"] is None or j["speedup_compile"] > 0
+assert j["baseline"]["cached"] is False
+PY
+check "the baseline was cached under the store" sh -c "ls '$EGG_STORE'/baselines/*.json >/dev/null"
+
+run_egg eval --device cpu --json --iters 3 "$T/softmax.py" "$T/softmax_kernel.py"
+check "the second evaluation reuses the cached baseline" test "$(json_get "$OUT" 'j["baseline"]["cached"]')" = True
+
+run_egg eval --device cpu --iters 3 --no-baseline "$T/bias_relu_scale.py" "$A/c01_library_fallback.py"
+expect_rc 1 "a library-fallback candidate is rejected"
+expect_err "^egg: rejected: '.*c01_library_fallback.py' failed at integrity: forward ran PyTorch compute" "the rejection names the stage and the reason"
+check "the rejection is one line on stderr besides progress" test "$(grep -c '^egg: rejected' "$ERR")" -eq 1
+expect_out "^verdict: +fail" "the human summary goes to stdout"
+
+run_egg eval --device cpu "$T/nope.py" "$T/softmax_kernel.py"
+expect_rc 2 "an unreadable task path"
+expect_err "cannot read '.*nope.py': No such file" "the unreadable path is named"
+
+printf 'import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\ndef get_init_inputs(): return []\n' >"$TMP/bad_task.py"
+run_egg eval --device cpu --no-baseline "$TMP/bad_task.py" "$T/softmax_kernel.py"
+expect_rc 2 "a task without get_inputs is bad input"
+expect_err "^egg: error: task file has no 'get_inputs'" "the missing function is named"
+
+run_egg eval --device tpu "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 2 "an unknown device"
+
+run_egg eval --device cpu --python /nonexistent/python "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 3 "a worker that cannot start is an infrastructure failure"
+expect_err "cannot start the eval worker|before saying hello" "the error says the worker did not start"
+
+cat >"$TMP/dying-worker" <<'SH'
+#!/bin/sh
+echo '{"event": "hello", "device_kind": "cpu"}'
+read line
+exit 0
+SH
+chmod +x "$TMP/dying-worker"
+run_egg eval --device cpu --no-baseline --worker-cmd "$TMP/dying-worker" "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 3 "a worker that dies is an infrastructure failure"
+expect_err "eval worker died during a job" "the error says the worker died during the job"
+
+run_egg eval --device cpu --no-baseline --iters 2 --worker-cmd "$EGG worker" --json "$T/row_sum.py" "$T/row_sum_kernel.py"
+expect_rc 0 "a worker started through a stdio-carrying command (egg worker) works"
+
+finish

@@ -1,0 +1,22 @@
+"""Matmul with an epilogue: relu(x @ W^T + b)."""
+import torch
+import torch.nn as nn
+
+M, K, N = 64, 96, 80
+
+
+class Model(nn.Module):
+    def __init__(self, k, n):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(M, K)]
+
+
+def get_init_inputs():
+    return [K, N]

@@ -1,0 +1,75 @@
+"""test_adversarial.py: every exploit class of shared/THREATS.md against the real
+worker: each adversarial candidate must be rejected at the expected stage (or
+timed honestly), and the honest controls must pass. Prints the table."""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wlib import ROOT, TASKS, Tap, Worker  # noqa: E402
+
+ADV = os.path.join(ROOT, "tests", "adversarial")
+
+
+def header(path: str) -> dict:
+    meta = {}
+    for line in open(path):
+        if not line.startswith("#"):
+            break
+        key, _, value = line[1:].partition(":")
+        meta[key.strip()] = value.strip()
+    return meta
+
+
+def task_path(name: str) -> str:
+    p = os.path.join(TASKS, f"{name}.py")
+    return p if os.path.exists(p) else os.path.join(ADV, f"task_{name}.py")
+
+
+def main() -> int:
+    tap = Tap()
+    w = Worker("cpu")
+    table = []
+    for path in sorted(glob.glob(os.path.join(ADV, "[ch][0-9]*.py"))):
+        meta = header(path)
+        name = os.path.basename(path)
+        if meta.get("device") == "cuda":
+            tap.skip(f"{name}: {meta['class']}", "needs a GPU (run on the H200)")
+            continue
+        expect = meta["expect"].split()
+        r = w.call({"op": "eval", "device": "cpu", "task_source": open(task_path(meta["task"])).read(),
+                    "kernel_source": open(path).read(), "iters": 3, "warmup": 1, "trials": 5, "timeout_s": 240})
+        if not r.get("ok"):
+            tap.ok(False, f"{name}: the worker answered", r)
+            continue
+        res = r["result"]
+        got = f"{res['verdict']} {res['stage']}"
+        if expect[0] == "pass":
+            good = res["verdict"] == "pass"
+        else:
+            good = res["verdict"] == "fail" and res["stage"] in expect[1].split("|")
+        for extra in expect[2 if expect[0] != "pass" else 1:]:
+            kind, _, value = extra.partition(":")
+            if kind == "flag":
+                good = good and any(f.startswith(value) for f in res["flags"])
+            elif kind == "noprocess":
+                left = subprocess.run(["pgrep", "-f", value], capture_output=True, text=True).stdout.strip()
+                tap.ok(not left, f"{name}: no '{value}' process outlives the evaluation", left)
+        table.append((meta["class"], name, got, res.get("reason") or ", ".join(res["flags"][-1:])))
+        tap.ok(good, f"{name} ({meta['class']}): expected {meta['expect']}, got {got}",
+               f"reason: {res.get('reason')}\nflags: {res.get('flags')}\nlog: {res.get('log', '')[-1500:]}")
+    # The worker survives every one of them.
+    r = w.eval(os.path.join(TASKS, "softmax.py"), open(os.path.join(TASKS, "softmax_kernel.py")).read())
+    tap.ok(r.get("ok") and r["result"]["verdict"] == "pass", "the worker still evaluates honest kernels afterwards", r)
+    w.close()
+    print("# class | candidate | verdict | reason")
+    for row in table:
+        print("# " + " | ".join(str(x)[:150] for x in row))
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""wlib.py: helpers for the worker tests: a worker over stdio, TAP output."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.environ.get("EGG_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TASKS = os.path.join(ROOT, "tests", "tasks")
+
+
+class Worker:
+    def __init__(self, device: str = "cpu"):
+        self.p = subprocess.Popen([sys.executable, "-I", os.path.join(ROOT, "worker", "egg-worker.py"), "serve",
+                                   "--device", device], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        self.hello = json.loads(self.p.stdout.readline())
+        self.n = 0
+
+    def call(self, req: dict) -> dict:
+        self.n += 1
+        req = dict(req, id=self.n)
+        self.p.stdin.write(json.dumps(req) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("worker died")
+        return json.loads(line)
+
+    def eval(self, task: str, kernel_source: str, **kw) -> dict:
+        req = {"op": "eval", "device": "cpu", "task_source": open(task).read(), "kernel_source": kernel_source,
+               "iters": 3, "warmup": 1, "trials": 5, "timeout_s": 240}
+        req.update(kw)
+        return self.call(req)
+
+    def close(self) -> None:
+        try:
+            self.call({"op": "shutdown"})
+        except Exception:
+            pass
+        self.p.wait(timeout=30)
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond: bool, desc: str, detail: str = "") -> bool:
+        self.n += 1
+        if cond:
+            print(f"ok {self.n} - {desc}")
+        else:
+            self.failed += 1
+            print(f"not ok {self.n} - {desc}")
+            for line in str(detail).splitlines()[:40]:
+                print(f"#   {line}")
+        sys.stdout.flush()
+        return cond
+
+    def skip(self, desc: str, why: str) -> None:
+        self.n += 1
+        print(f"ok {self.n} - {desc} # SKIP {why}")
+
+    def done(self) -> int:
+        print(f"1..{self.n}")
+        return 1 if self.failed else 0

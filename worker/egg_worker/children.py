@@ -1,0 +1,148 @@
+"""children.py: fork the per-job child processes (reference, candidate, baseline)
+with clean file descriptors, their own process group and a log file."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from . import sandbox
+from .proto import Channel
+
+class Child:
+    def __init__(self, pid: int, ch: Channel, log_path: str, role: str):
+        self.pid = pid
+        self.ch = ch
+        self.log_path = log_path
+        self.role = role
+        self.status: int | None = None
+
+    def alive(self) -> bool:
+        if self.status is not None:
+            return False
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid == self.pid:
+            self.status = status
+            return False
+        return True
+
+    def kill(self) -> None:
+        """SIGKILL the child's whole process group and reap the child."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if self.status is None:
+            try:
+                _, self.status = os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                self.status = 0
+        self.ch.close()
+
+    def wait_exit(self, timeout: float) -> None:
+        end = time.monotonic() + timeout
+        while self.alive() and time.monotonic() < end:
+            time.sleep(0.01)
+
+    def describe_exit(self) -> str:
+        """Why the child ended, in words."""
+        if self.status is None:
+            self.wait_exit(2.0)
+        if self.status is None:
+            return "stopped answering"
+        if os.WIFSIGNALED(self.status):
+            sig = os.WTERMSIG(self.status)
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            return f"killed by {name}"
+        return f"exited with status {os.WEXITSTATUS(self.status)}"
+
+    def log_tail(self, limit: int = 2000) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, 2)
+                size = f.tell()
+                f.seek(max(0, size - limit))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+
+def spawn(target, role: str, log_path: str, *args) -> Child:
+    """Fork; the child runs target(channel, *args) in its own process group
+    with stdin from /dev/null and stdout/stderr into log_path, then exits."""
+    p2c_r, p2c_w = os.pipe()
+    c2p_r, c2p_w = os.pipe()
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.setsid()
+            sandbox.die_with_parent()
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(log_fd, 1)
+            os.dup2(log_fd, 2)
+            keep = {0, 1, 2, p2c_r, c2p_w}
+            for name in os.listdir("/proc/self/fd"):
+                fd = int(name)
+                if fd not in keep:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            target(Channel(p2c_r, c2p_w), *args)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            code = 70
+        finally:
+            try:
+                import sys
+
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except Exception:
+                pass
+            os._exit(code)
+    os.close(p2c_r)
+    os.close(c2p_w)
+    os.close(log_fd)
+    return Child(pid, Channel(c2p_r, p2c_w), log_path, role)
+
+
+def sweep_orphans(keep: set[int]) -> list[int]:
+    """As a child subreaper, kill and reap every descendant re-parented to us
+    (daemonised leftovers of candidates) except `keep`. Returns the pids."""
+    me = os.getpid()
+    killed = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid in keep:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            ppid = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == me:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+    for pid in killed:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    return killed

@@ -13,6 +13,8 @@ static const struct command commands[] = {
 	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing." },
 	{ "eval", cmd_eval, "TASK.py KERNEL.py [--device cpu|cuda[:N]] [--trials N] [--json]",
 	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager and torch.compile." },
+	{ "profile", cmd_profile, "TASK.py KERNEL.py [--device cuda[:N]] [--json]",
+	  "Profile a candidate's kernels with Nsight Compute (the metric set the profile agent reads)." },
 	{ "worker", cmd_worker, "[MODE]",
 	  "Run the eval worker on this machine's stdin/stdout (what a remote --worker-cmd starts)." },
 };

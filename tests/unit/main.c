@@ -12,6 +12,7 @@ static const struct { const char *name; void (*fn)(void); } suites[] = {
 	{ "config", suite_config },
 	{ "llm", suite_llm },
 	{ "proc", suite_proc },
+	{ "ncu", suite_ncu },
 };
 
 int main(int argc, char **argv)

@@ -30,6 +30,7 @@ void suite_util(void);
 void suite_config(void);
 void suite_llm(void);
 void suite_proc(void);
+void suite_ncu(void);
 
 /* Where the source tree is (for the mock server); set by main. */
 extern const char *unit_source_dir;

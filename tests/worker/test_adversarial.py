@@ -30,18 +30,24 @@ def task_path(name: str) -> str:
 
 
 def main() -> int:
+    device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
     tap = Tap()
-    w = Worker("cpu")
+    w = Worker("cuda" if device.startswith("cuda") else "cpu")
     table = []
-    for path in sorted(glob.glob(os.path.join(ADV, "[ch][0-9]*.py"))):
+    honest_ms: dict = {}
+    # The honest controls h00* run first: others are timed against them.
+    paths = sorted(glob.glob(os.path.join(ADV, "[ch][0-9]*.py")),
+                   key=lambda p: (not os.path.basename(p).startswith("h00"), p))
+    for path in paths:
         meta = header(path)
         name = os.path.basename(path)
-        if meta.get("device") == "cuda":
+        if meta.get("device") == "cuda" and device == "cpu":
             tap.skip(f"{name}: {meta['class']}", "needs a GPU (run on the H200)")
             continue
         expect = meta["expect"].split()
-        r = w.call({"op": "eval", "device": "cpu", "task_source": open(task_path(meta["task"])).read(),
-                    "kernel_source": open(path).read(), "iters": 3, "warmup": 1, "trials": 5, "timeout_s": 240})
+        sizes = {"iters": 3, "warmup": 1} if device == "cpu" else {"iters": 50, "warmup": 5}
+        r = w.call({"op": "eval", "device": device, "task_source": open(task_path(meta["task"])).read(),
+                    "kernel_source": open(path).read(), "trials": 5, "timeout_s": 300, **sizes})
         if not r.get("ok"):
             tap.ok(False, f"{name}: the worker answered", r)
             continue
@@ -55,17 +61,24 @@ def main() -> int:
             kind, _, value = extra.partition(":")
             if kind == "flag":
                 good = good and any(f.startswith(value) for f in res["flags"])
+            elif kind == "honest":
+                ref = honest_ms.get(value)
+                fair = ref is not None and res.get("kernel_ms") is not None and res["kernel_ms"] >= 0.9 * ref
+                tap.ok(fair, f"{name}: timed honestly ({res.get('kernel_ms')} ms vs {ref} ms for {value})")
             elif kind == "noprocess":
                 left = subprocess.run(["pgrep", "-f", value], capture_output=True, text=True).stdout.strip()
                 tap.ok(not left, f"{name}: no '{value}' process outlives the evaluation", left)
-        table.append((meta["class"], name, got, res.get("reason") or ", ".join(res["flags"][-1:])))
+        if res["verdict"] == "pass":
+            honest_ms[name] = res["kernel_ms"]
+        ms = f"{res['kernel_ms']:.4f} ms" if res.get("kernel_ms") else ""
+        table.append((meta["class"], name, got, ms, res.get("reason") or ", ".join(res["flags"][-1:])))
         tap.ok(good, f"{name} ({meta['class']}): expected {meta['expect']}, got {got}",
                f"reason: {res.get('reason')}\nflags: {res.get('flags')}\nlog: {res.get('log', '')[-1500:]}")
     # The worker survives every one of them.
-    r = w.eval(os.path.join(TASKS, "softmax.py"), open(os.path.join(TASKS, "softmax_kernel.py")).read())
+    r = w.eval(os.path.join(TASKS, "softmax.py"), open(os.path.join(TASKS, "softmax_kernel.py")).read(), device=device)
     tap.ok(r.get("ok") and r["result"]["verdict"] == "pass", "the worker still evaluates honest kernels afterwards", r)
     w.close()
-    print("# class | candidate | verdict | reason")
+    print("# class | candidate | verdict | kernel time | reason or last flag")
     for row in table:
         print("# " + " | ".join(str(x)[:150] for x in row))
     return tap.done()

@@ -1,0 +1,22 @@
+"""Matmul with a bias and ReLU epilogue, GPU-sized: 4096^3 in fp32."""
+import torch
+import torch.nn as nn
+
+M, K, N = 4096, 4096, 4096
+
+
+class Model(nn.Module):
+    def __init__(self, k, n):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(M, K)]
+
+
+def get_init_inputs():
+    return [K, N]

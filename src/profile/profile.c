@@ -1,0 +1,63 @@
+/* profile.c: one ncu profile of a candidate, parsed into metrics or an "unavailable" reason. */
+#include "profile.h"
+
+#include <string.h>
+
+#include "../util/err.h"
+#include "ncu.h"
+
+static json_t *unavailable(const char *fmt, const char *detail)
+{
+	return json_pack("{s:b, s:o}", "available", 0, "reason", json_sprintf(fmt, detail ? detail : ""));
+}
+
+json_t *profile_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
+			  const char *kernel_source)
+{
+	struct strvec args = STRVEC_INIT;
+	struct ncu_report rep;
+	json_t *req, *res, *out, *jargs = json_array();
+	const char *csv, *errtail;
+	char why[256];
+
+	if (!strcmp(o->device, "cpu"))
+		return unavailable("cpu device: no hardware counters (Triton interpreter)%s", NULL);
+	ncu_args(&args);
+	for (size_t i = 0; i < args.n; i++)
+		json_array_append_new(jargs, json_string(args.v[i]));
+	strvec_clear(&args);
+	req = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:f, s:i, s:i}", "op", "profile", "device", o->device,
+			"task_source", task_source, "kernel_source", kernel_source, "ncu_args", jargs,
+			"precision", o->precision, "timeout_s", o->timeout_s * 2, "warmup", 3, "calls", 1);
+	res = worker_call(w, req, o->timeout_s * 2000 + 120000);
+	json_decref(req);
+	if (!res) {
+		out = unavailable("the profiling job failed: %s", err_msg());
+		err_clear();
+		return out;
+	}
+	csv = json_string_value(json_object_get(res, "csv")) ?: "";
+	errtail = json_string_value(json_object_get(res, "stderr_tail")) ?: "";
+	if (json_string_value(json_object_get(res, "error"))) {
+		out = unavailable("%s", json_string_value(json_object_get(res, "error")));
+	} else if (strstr(csv, "ERR_NVGPUCTRPERM") || strstr(errtail, "ERR_NVGPUCTRPERM")) {
+		out = unavailable("hardware counters not permitted for this user (ERR_NVGPUCTRPERM)%s", NULL);
+	} else if (json_is_null(json_object_get(res, "rc"))) {
+		out = unavailable("ncu timed out%s", NULL);
+	} else if (ncu_parse(csv, strlen(csv), &rep, why, sizeof(why)) < 0) {
+		char detail[512];
+		snprintf(detail, sizeof(detail), "%s (exit %lld; %.200s)", why,
+			 json_integer_value(json_object_get(res, "rc")), errtail);
+		out = unavailable("unparsable ncu output: %s", detail);
+	} else if (rep.nkernels == 0) {
+		ncu_report_clear(&rep);
+		out = unavailable("ncu profiled no kernels: %s", errtail[0] ? errtail : "(no message)");
+	} else {
+		out = ncu_report_json(&rep);
+		ncu_report_clear(&rep);
+		json_object_set_new(out, "available", json_true());
+		json_object_set(out, "seconds", json_object_get(res, "seconds"));
+	}
+	json_decref(res);
+	return out;
+}

@@ -1,0 +1,45 @@
+# class: control: a correctly synchronised multi-stream kernel
+# task: ew_big
+# device: cuda
+# expect: pass
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def brs_kernel(x_ptr, b_ptr, out_ptr, n_cols, n_elem, scale, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elem
+    x = tl.load(x_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs % n_cols, mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(x + b, 0.0) * scale, mask=mask)
+
+
+def launch(x, bias, out):
+    n = x.numel()
+    brs_kernel[(triton.cdiv(n, 4096),)](x, bias, out, x.shape[-1], n, 1.5, BLOCK=4096)
+
+_streams = []
+
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(n))
+
+    def forward(self, x):
+        if not _streams:
+            _streams.extend([torch.cuda.Stream(), torch.cuda.Stream()])
+        out = torch.empty_like(x)
+        half = x.shape[0] // 2
+        cur = torch.cuda.current_stream()
+        for s, rows in zip(_streams, (slice(0, half), slice(half, None))):
+            s.wait_stream(cur)
+            with torch.cuda.stream(s):
+                launch(x[rows], self.bias, out[rows])
+        for s in _streams:
+            cur.wait_stream(s)
+        return out

@@ -1,0 +1,23 @@
+"""A GPU-sized elementwise task (512 MiB in, 512 MiB out): long enough that work
+hidden from the timer shows."""
+import torch
+import torch.nn as nn
+
+M, N = 8192, 16384
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(n))
+
+    def forward(self, x):
+        return torch.relu(x + self.bias) * 1.5
+
+
+def get_inputs():
+    return [torch.rand(M, N)]
+
+
+def get_init_inputs():
+    return [N]

@@ -28,8 +28,8 @@ json_t *profile_candidate(struct worker *w, const struct eval_opts *o, const cha
 	strvec_clear(&args);
 	req = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:f, s:i, s:i}", "op", "profile", "device", o->device,
 			"task_source", task_source, "kernel_source", kernel_source, "ncu_args", jargs,
-			"precision", o->precision, "timeout_s", o->timeout_s * 2, "warmup", 3, "calls", 1);
-	res = worker_call(w, req, o->timeout_s * 2000 + 120000);
+			"precision", o->precision, "timeout_s", 240.0, "warmup", 3, "calls", 1);
+	res = worker_call(w, req, 240000 + 120000);
 	json_decref(req);
 	if (!res) {
 		out = unavailable("the profiling job failed: %s", err_msg());

@@ -7,6 +7,7 @@ import glob
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wlib import ROOT, TASKS, Tap, Worker  # noqa: E402
@@ -46,6 +47,7 @@ def main() -> int:
             continue
         expect = meta["expect"].split()
         sizes = {"iters": 3, "warmup": 1} if device == "cpu" else {"iters": 50, "warmup": 5}
+        t0 = time.monotonic()
         r = w.call({"op": "eval", "device": device, "task_source": open(task_path(meta["task"])).read(),
                     "kernel_source": open(path).read(), "trials": 5, "timeout_s": 300, **sizes})
         if not r.get("ok"):
@@ -72,6 +74,7 @@ def main() -> int:
             honest_ms[name] = res["kernel_ms"]
         ms = f"{res['kernel_ms']:.4f} ms" if res.get("kernel_ms") else ""
         table.append((meta["class"], name, got, ms, res.get("reason") or ", ".join(res["flags"][-1:])))
+        print(f"# {name}: {got} in {time.monotonic() - t0:.1f} s", flush=True)
         tap.ok(good, f"{name} ({meta['class']}): expected {meta['expect']}, got {got}",
                f"reason: {res.get('reason')}\nflags: {res.get('flags')}\nlog: {res.get('log', '')[-1500:]}")
     # The worker survives every one of them.

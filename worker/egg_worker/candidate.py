@@ -29,16 +29,16 @@ class Failure(Exception):
 
 
 def _enter_sandbox(job: dict) -> dict:
-    scratch = job["scratch"]
+    # The candidate's home is the folder holding its kernel (owned by nobody
+    # when privileges are dropped): caches and temporary files go there.
+    home = os.path.dirname(job["kernel_path"])
     sandbox.scrub_environment()
-    for sub in ("tmp", "triton", "inductor"):
-        os.makedirs(os.path.join(scratch, sub), exist_ok=True)
-    os.environ.update(HOME=scratch, TMPDIR=os.path.join(scratch, "tmp"),
-                      TRITON_CACHE_DIR=os.path.join(scratch, "triton"),
-                      TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"))
+    os.environ.update(HOME=home, TMPDIR=os.path.join(home, "tmp"),
+                      TRITON_CACHE_DIR=os.path.join(home, "triton"),
+                      TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"))
     if job["device"] == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-    os.chdir(scratch)
+    os.chdir(home)
     facts = {"network_isolated": False, "uid": os.getuid()}
     if job.get("isolate_network", True):
         why = sandbox.isolate_network()
@@ -52,6 +52,8 @@ def _enter_sandbox(job: dict) -> dict:
         if why:
             facts["privileges_error"] = why
     facts["uid"] = os.getuid()
+    for sub in ("tmp", "triton", "inductor"):
+        os.makedirs(os.path.join(home, sub), exist_ok=True)
     return facts
 
 

@@ -53,16 +53,17 @@ def _variant(x: torch.Tensor, variant: str, g: torch.Generator) -> torch.Tensor:
     work = x.double()
     std = float(work.std()) if x.numel() > 1 else 1.0
     std = std if std > 1e-6 else 1.0
+    dev = x.device
     if variant == "scaled":
-        scale = 0.5 + 1.5 * float(torch.rand((), generator=g))
+        scale = 0.5 + 1.5 * float(torch.rand((), generator=g, device=dev))
         out = work * scale
     elif variant == "centred":
         out = work - float(work.mean())
     elif variant == "normal":
-        out = torch.randn(x.shape, generator=g, dtype=torch.float64) * std
+        out = torch.randn(x.shape, generator=g, dtype=torch.float64, device=dev) * std
     elif variant == "heavy_tailed":
-        z = torch.randn(x.shape, generator=g, dtype=torch.float64)
-        s = torch.randn(x.shape, generator=g, dtype=torch.float64)
+        z = torch.randn(x.shape, generator=g, dtype=torch.float64, device=dev)
+        s = torch.randn(x.shape, generator=g, dtype=torch.float64, device=dev)
         out = z * torch.exp(0.5 * s) * std
     else:
         raise ValueError(variant)
@@ -74,16 +75,16 @@ def _variant(x: torch.Tensor, variant: str, g: torch.Generator) -> torch.Tensor:
 
 def trial_inputs(task, seed: int, trial: int, device: torch.device) -> list:
     """Inputs for correctness trial `trial`: the task's draw under `seed`,
-    reshaped by the trial's distribution, moved to `device`."""
+    moved to `device` and reshaped there by the trial's distribution."""
     raw = task_inputs(task, seed)
     variant = VARIANTS[trial % len(VARIANTS)]
-    g = torch.Generator().manual_seed(seed ^ 0x5EED)
+    g = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
     out = []
     for x in raw:
         if isinstance(x, torch.Tensor):
+            x = x.to(device)
             if x.is_floating_point():
                 x = _variant(x, variant, g)
-            x = x.to(device)
         out.append(x)
     return out
 

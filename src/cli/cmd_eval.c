@@ -68,7 +68,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		{ "atol", 0, OPT_DOUBLE, &atol, "X", "absolute tolerance (default 1e-4; fp16/bf16 1e-2)" },
 		{ "rtol", 0, OPT_DOUBLE, &rtol, "X", "relative tolerance (default 1e-4; fp16/bf16 1e-2)" },
 		{ "precision", 0, OPT_STRING, &precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" },
-		{ "compile-mode", 0, OPT_STRING, &compile_mode, "M", "torch.compile baseline mode: default or max-autotune" },
+		{ "compile-mode", 0, OPT_STRING, &compile_mode, "M", "torch.compile baseline mode: default, max-autotune, or none (skip it)" },
 		{ "no-baseline", 0, OPT_FLAG, &no_baseline, NULL, "skip the eager/torch.compile baselines" },
 		{ "no-timing", 0, OPT_FLAG, &no_timing, NULL, "check correctness only" },
 		{ "timeout", 0, OPT_DOUBLE, &timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
@@ -101,7 +101,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	if (compile_mode && strcmp(compile_mode, "default") && strcmp(compile_mode, "max-autotune") &&
-	    strcmp(compile_mode, "reduce-overhead")) {
+	    strcmp(compile_mode, "reduce-overhead") && strcmp(compile_mode, "none")) {
 		code = err_usage("unknown compile mode '%s'", compile_mode);
 		goto out;
 	}

@@ -11,6 +11,8 @@ static const struct command commands[] = {
 	  "Send one prompt to the configured LLM and print the reply (to check a setup)." },
 	{ "doctor", cmd_doctor, "[--json]",
 	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing." },
+	{ "optimize", cmd_optimize, "TASK.py [-o OUT.py] [--run-dir DIR] [--device ...] [budget and ablation flags] [--json]",
+	  "Turn a PyTorch task into a verified, faster Triton kernel (the EGG pipeline)." },
 	{ "eval", cmd_eval, "TASK.py KERNEL.py [--device cpu|cuda[:N]] [--trials N] [--json]",
 	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager and torch.compile." },
 	{ "profile", cmd_profile, "TASK.py KERNEL.py [--device cuda[:N]] [--json]",

@@ -60,9 +60,7 @@ static void baseline_key(struct worker *w, const struct eval_opts *o, const char
 	hash_final(h, key);
 }
 
-/* Device name and driver via the worker's probe (cached on the worker's
- * hello object, which lives as long as the process). */
-static json_t *device_facts(struct worker *w, const char *device)
+json_t *eval_device_facts(struct worker *w, const char *device)
 {
 	json_t *req = json_pack("{s:s}", "op", "probe");
 	json_t *probe = worker_call(w, req, 300000);
@@ -94,7 +92,7 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 	char key[65], *path = NULL;
 
 	/* Starting the worker first makes its hello (versions) available. */
-	facts = device_facts(w, o->device);
+	facts = eval_device_facts(w, o->device);
 	if (!facts)
 		return NULL;
 	baseline_key(w, o, task_source, facts, key);
@@ -110,6 +108,7 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 	}
 	req = base_request("baseline", o, task_source);
 	json_object_set_new(req, "compile_mode", json_string(o->compile_mode));
+	json_object_set_new(req, "compile", json_boolean(strcmp(o->compile_mode, "none") != 0));
 	json_object_set_new(req, "timeout_s", json_real(o->timeout_s * 4));
 	res = worker_call(w, req, o->timeout_s * 4000 + 120000);
 	if (!res)

@@ -24,6 +24,10 @@ struct eval_opts {
  * timed calls on a GPU or 1+5 on the CPU interpreter. */
 void eval_opts_init(struct eval_opts *o, const char *device);
 
+/* Facts about the device from the worker's probe: name, SM count, L2 size,
+ * memory, driver (GPU) or the platform (CPU). Owned; NULL with an error. */
+json_t *eval_device_facts(struct worker *w, const char *device);
+
 /*
  * Eager and torch.compile timings of the task, from the cache when a
  * matching entry exists (same task text, device, driver, torch, triton,

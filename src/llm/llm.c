@@ -150,9 +150,11 @@ static void cache_key(const struct llm *c, const struct llm_request *req, long m
 {
 	struct hash_ctx *h = hash_begin();
 	char num[64];
-	hash_field(h, "egg-llm-cache-v1");
+	/* The endpoint's URL is left out on purpose: a local server restarted on
+	 * another port serves the same model, and a resumed run should not pay
+	 * again. Provider and model name identify the model. */
+	hash_field(h, "egg-llm-cache-v2");
 	hash_field(h, c->cfg->provider);
-	hash_field(h, c->url);
 	hash_field(h, c->cfg->model);
 	hash_field(h, req->system);
 	hash_field(h, req->user);

@@ -13,6 +13,7 @@ static const struct { const char *name; void (*fn)(void); } suites[] = {
 	{ "llm", suite_llm },
 	{ "proc", suite_proc },
 	{ "ncu", suite_ncu },
+	{ "reply", suite_reply },
 };
 
 int main(int argc, char **argv)

@@ -31,6 +31,7 @@ void suite_config(void);
 void suite_llm(void);
 void suite_proc(void);
 void suite_ncu(void);
+void suite_reply(void);
 
 /* Where the source tree is (for the mock server); set by main. */
 extern const char *unit_source_dir;

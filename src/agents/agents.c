@@ -1,0 +1,165 @@
+/* agents.c: one agent call: template, LLM, parse, one retry on a malformed reply, recording, budgets. */
+#include "agents.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+
+int agents_over_budget(struct agents *a, char *why, size_t why_len)
+{
+	long tokens = a->prompt_tokens + a->completion_tokens;
+	int over = 0;
+	if (a->max_tokens && tokens >= a->max_tokens) {
+		snprintf(why, why_len, "task token budget spent (%ld of %ld)", tokens, a->max_tokens);
+		return 1;
+	}
+	if (a->max_cost > 0 && a->cost_usd >= a->max_cost) {
+		snprintf(why, why_len, "task cost budget spent ($%.4f of $%.4f)", a->cost_usd, a->max_cost);
+		return 1;
+	}
+	if (a->run_budget) {
+		struct budget *b = a->run_budget;
+		pthread_mutex_lock(&b->lock);
+		if (b->max_tokens && b->tokens >= b->max_tokens) {
+			snprintf(why, why_len, "run token budget spent (%ld of %ld)", b->tokens, b->max_tokens);
+			over = 1;
+		} else if (b->max_cost > 0 && b->cost >= b->max_cost) {
+			snprintf(why, why_len, "run cost budget spent ($%.4f of $%.4f)", b->cost, b->max_cost);
+			over = 1;
+		}
+		pthread_mutex_unlock(&b->lock);
+	}
+	return over;
+}
+
+static void account(struct agents *a, const struct llm_result *res)
+{
+	long t = res->prompt_tokens + res->completion_tokens;
+	double c = res->cost_usd > 0 ? res->cost_usd : 0;
+	a->calls++;
+	a->prompt_tokens += res->prompt_tokens;
+	a->completion_tokens += res->completion_tokens;
+	a->cost_usd += c;
+	if (res->cached)
+		a->cached_calls++;
+	if (a->run_budget) {
+		pthread_mutex_lock(&a->run_budget->lock);
+		a->run_budget->tokens += t;
+		a->run_budget->cost += c;
+		pthread_mutex_unlock(&a->run_budget->lock);
+	}
+}
+
+/* One LLM call, recorded. Returns the reply text (owned) or NULL. */
+static char *call(struct agents *a, enum prompt_id id, const char *system, const char *user, int sample,
+		  const char *stage, const char *candidate, enum agent_outcome *outcome, int *truncated)
+{
+	struct llm_request req = { system, user, sample, 0 };
+	struct llm_result res;
+	char why[256];
+	json_t *meta;
+	char *text = NULL;
+
+	if (agents_over_budget(a, why, sizeof(why))) {
+		err_set(ERR_INFRA, "%s", why);
+		*outcome = AGENT_BUDGET;
+		return NULL;
+	}
+	if (llm_call(a->llm, &req, &res) < 0) {
+		meta = json_pack("{s:s, s:i}", "outcome", "llm_error", "attempts", res.attempts);
+		json_object_set_new(meta, "error", json_string(err_msg()));
+		recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, "", meta);
+		json_decref(meta);
+		*outcome = AGENT_LLM_ERROR;
+		llm_result_clear(&res);
+		return NULL;
+	}
+	account(a, &res);
+	*truncated = res.truncated;
+	meta = json_pack("{s:s, s:s?, s:I, s:I, s:f, s:i, s:b, s:b, s:s}", "outcome", "reply",
+			 "finish_reason", res.finish_reason, "prompt_tokens", (json_int_t)res.prompt_tokens,
+			 "completion_tokens", (json_int_t)res.completion_tokens, "latency_ms", res.latency_ms,
+			 "attempts", res.attempts, "cached", res.cached, "truncated", res.truncated,
+			 "cache_key", res.cache_key);
+	json_object_set_new(meta, "cost_usd", res.cost_usd >= 0 ? json_real(res.cost_usd) : json_null());
+	json_object_set_new(meta, "sample", json_integer(sample));
+	recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, res.content, meta);
+	json_decref(meta);
+	text = res.content;
+	res.content = NULL;
+	llm_result_clear(&res);
+	*outcome = AGENT_OK;
+	return text;
+}
+
+static void retry_note(struct buf *user, const char *first_user, const char *why, int code)
+{
+	buf_reset(user);
+	buf_adds(user, first_user);
+	buf_addf(user, "\n\nYour previous reply to this message could not be used: %s. Reply again and follow the "
+		       "output format exactly: %s.\n", why,
+		 code ? "one complete Python file in a single ```python block" : "one JSON object with the fields named above");
+}
+
+/* Shared loop: ask, parse with `parse`, one retry on a malformed reply. */
+static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, const char *stage,
+		 const char *candidate, enum agent_outcome *outcome, int code, enum reply_schema schema)
+{
+	struct buf system = BUF_INIT, user = BUF_INIT, first = BUF_INIT;
+	void *out = NULL;
+	char why[256];
+
+	prompt_set(v, "device", a->device_facts);
+	prompt_set(v, "precision", a->precision_note);
+	prompt_set(v, "task", a->task_source);
+	if (prompt_render(id, v, &system, &user) < 0) {
+		*outcome = AGENT_LLM_ERROR;
+		goto out;
+	}
+	buf_adds(&first, buf_str(&user));
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int truncated = 0;
+		char *text = call(a, id, buf_str(&system), buf_str(&user), attempt, stage, candidate, outcome,
+				  &truncated);
+		if (!text)
+			goto out;
+		if (truncated)
+			snprintf(why, sizeof(why), "it was cut off at the output token limit");
+		else if (code)
+			out = reply_extract_code(text, why, sizeof(why));
+		else
+			out = reply_extract_json(text, schema, why, sizeof(why));
+		free(text);
+		if (out)
+			goto out;
+		{
+			json_t *d = json_pack("{s:s, s:s, s:s?, s:s, s:s}", "stage", stage, "event", "malformed_reply",
+					      "candidate", candidate, "template", prompt_templates[id].name, "why", why);
+			json_object_set_new(d, "action", json_string(attempt == 0 ? "retry once" : "discard; keep the current best"));
+			recorder_decision(a->rec, d);
+			json_decref(d);
+		}
+		retry_note(&user, buf_str(&first), why, code);
+	}
+	*outcome = AGENT_MALFORMED;
+out:
+	buf_release(&system);
+	buf_release(&user);
+	buf_release(&first);
+	return out;
+}
+
+char *agent_code(struct agents *a, enum prompt_id id, struct prompt_vars *v, const char *stage,
+		 const char *candidate, enum agent_outcome *outcome)
+{
+	return ask(a, id, v, stage, candidate, outcome, 1, SCHEMA_DEBUG);
+}
+
+json_t *agent_json(struct agents *a, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
+		   const char *stage, const char *candidate, enum agent_outcome *outcome)
+{
+	return ask(a, id, v, stage, candidate, outcome, 0, schema);
+}

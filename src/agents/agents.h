@@ -1,0 +1,54 @@
+/* agents.h: the code, profile and debug agents: render a template, call the LLM, parse, retry once. */
+#ifndef EGG_AGENTS_H
+#define EGG_AGENTS_H
+
+#include <pthread.h>
+
+#include <jansson.h>
+
+#include "../llm/llm.h"
+#include "../pipeline/record.h"
+#include "prompts.h"
+#include "reply.h"
+
+/* A token and cost budget shared by the tasks of a run (may be NULL). */
+struct budget {
+	pthread_mutex_t lock;
+	long max_tokens;	/* 0: unlimited */
+	double max_cost;	/* 0: unlimited */
+	long tokens;
+	double cost;
+};
+
+/* Per-task agent state. Borrowed pointers must outlive it. */
+struct agents {
+	struct llm *llm;
+	struct recorder *rec;
+	const char *device_facts;
+	const char *precision_note;
+	const char *task_source;
+	/* per-task usage and budget */
+	long calls, prompt_tokens, completion_tokens, cached_calls;
+	double cost_usd;
+	long max_tokens;	/* per task; 0: unlimited */
+	double max_cost;	/* per task; 0: unlimited */
+	struct budget *run_budget;
+};
+
+enum agent_outcome {
+	AGENT_OK,
+	AGENT_MALFORMED,	/* malformed twice: discard, keep the current best */
+	AGENT_LLM_ERROR,	/* the LLM failed after the client's retries (err_msg says why) */
+	AGENT_BUDGET,		/* a token or cost budget is spent */
+};
+
+/* The code agent: returns the kernel source (owned) or NULL with the outcome. */
+char *agent_code(struct agents *a, enum prompt_id id, struct prompt_vars *v, const char *stage,
+		 const char *candidate, enum agent_outcome *outcome);
+/* The profile or debug agent: returns the schema-checked object (owned). */
+json_t *agent_json(struct agents *a, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
+		   const char *stage, const char *candidate, enum agent_outcome *outcome);
+/* Whether a budget is spent; writes the reason. */
+int agents_over_budget(struct agents *a, char *why, size_t why_len);
+
+#endif

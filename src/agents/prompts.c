@@ -1,0 +1,155 @@
+/* prompts.c: egg's prompt templates (our own words) and their rendering. */
+#include "prompts.h"
+
+#include <string.h>
+
+#include "../util/template.h"
+
+#define KERNEL_RULES \
+	"Rules for the file you write:\n" \
+	"- Define `class ModelNew(nn.Module)` with the same constructor arguments and forward signature as `Model`.\n" \
+	"- Keep the names and shapes of Model's parameters and buffers (for example `self.linear = nn.Linear(...)`): " \
+	"egg copies the reference's weights into parameters whose names and shapes match.\n" \
+	"- All real computation runs in your own `@triton.jit` kernels. In PyTorch, only allocate outputs and " \
+	"workspaces (torch.empty and similar), take views, reshape and make tensors contiguous. No torch math, " \
+	"no torch.nn.functional, no try/except fallback to PyTorch: egg checks this at run time.\n" \
+	"- Precision: {precision}\n" \
+	"- Wrapper functions compute the grid and launch the kernels. No test code, no get_inputs, no " \
+	"get_init_inputs, and do not redefine the task's size constants.\n" \
+	"- Start the file with one comment line `# approach: ...` that names the algorithm in a few words.\n" \
+	"Reply with exactly one complete Python file in a single ```python fenced block.\n"
+
+#define DEVICE_FACTS "Target: {device}\n"
+
+const struct prompt_template prompt_templates[P_COUNT] = {
+	{ P_CODE_SEED, "code.seed",
+	  "You are the code agent of egg, writing Triton GPU kernels that replace a PyTorch reference. "
+	  "Role: code agent, mode: seed.\n" DEVICE_FACTS,
+	  "Write seed {seed_index} of {seed_count}: a correct Triton implementation of the reference below.\n"
+	  "{diversity}\n\n"
+	  "Reference (KernelBench form):\n```python\n{task}\n```\n\n" KERNEL_RULES },
+
+	{ P_CODE_REFINE, "code.refine",
+	  "You are the code agent of egg. Role: code agent, mode: algorithmic refinement.\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n\n"
+	  "The profile agent's analysis of the current kernel (JSON):\n{plan}\n\n"
+	  "Apply exactly this change to the current kernel.\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nCurrent kernel ({timing}):\n```python\n{kernel}\n```\n\n" KERNEL_RULES },
+
+	{ P_CODE_TUNE, "code.tune",
+	  "You are the code agent of egg. Role: code agent, mode: hardware tuning ({stage_title}).\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n\n"
+	  "Decisions so far: {decisions}\n\n"
+	  "The profile agent's plan for this stage (JSON):\n{plan}\n\n"
+	  "Apply the plan to the current kernel and change nothing outside this stage's scope.\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nCurrent kernel ({timing}):\n```python\n{kernel}\n```\n\n" KERNEL_RULES },
+
+	{ P_CODE_REPAIR, "code.repair",
+	  "You are the code agent of egg. Role: code agent, mode: repair.\n" DEVICE_FACTS,
+	  "The kernel below failed egg's evaluation at the {fail_stage} stage. The debug agent's diagnosis (JSON):\n"
+	  "{plan}\n\nFix exactly this problem; keep everything else.\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nBroken kernel:\n```python\n{kernel}\n```\n\n" KERNEL_RULES },
+
+	{ P_PROFILE_REFINE, "profile.refine",
+	  "You are the profile agent of egg, a GPU performance expert. Role: profile agent, mode: algorithmic "
+	  "refinement. You read a kernel and its profile and decide whether a high-level change of algorithm is "
+	  "worth making.\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n"
+	  "Read these metrics first: {focus}\n\n"
+	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nCurrent kernel:\n```python\n{kernel}\n```\n\n"
+	  "Name the single main bottleneck and one high-level change. Answer \"no\" in worth_optimizing when the "
+	  "expected gain is under about 10%.\n"
+	  "Reply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
+	  "{{\"worth_optimizing\": \"yes\" or \"no\", \"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
+
+	{ P_PROFILE_MAPPING, "profile.mapping",
+	  "You are the profile agent of egg, a GPU performance expert. Role: profile agent, mode: parallel "
+	  "mapping.\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n"
+	  "Read these metrics first: {focus}\n\nDecisions so far: {decisions}\n\n"
+	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
+	  "Current kernel:\n```python\n{kernel}\n```\n\n"
+	  "Name the main obstacle to keeping every SM busy and one change of the grid mapping (or say the grid "
+	  "should stay).\nReply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
+	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
+
+	{ P_PROFILE_TILING, "profile.tiling",
+	  "You are the profile agent of egg, a GPU performance expert. Role: profile agent, mode: tensor "
+	  "tiling.\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n"
+	  "Read these metrics first: {focus}\n\nDecisions so far: {decisions}\n\n"
+	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
+	  "Current kernel:\n```python\n{kernel}\n```\n\n"
+	  "Name the tiling bottleneck and propose 2 or 3 BLOCK configurations to measure.\n"
+	  "Reply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
+	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
+
+	{ P_PROFILE_MEMORY, "profile.memory",
+	  "You are the profile agent of egg, a GPU performance expert. Role: profile agent, mode: memory "
+	  "optimization.\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n"
+	  "Read these metrics first: {focus}\n\nDecisions so far: {decisions}\n\n"
+	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
+	  "Current kernel:\n```python\n{kernel}\n```\n\n"
+	  "Name the memory bottleneck and propose 3 or 4 (num_warps, num_stages) configurations, the current one "
+	  "included.\nReply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
+	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
+
+	{ P_DEBUG, "debug",
+	  "You are the debug agent of egg. Role: debug agent. You find why a Triton kernel failed and say "
+	  "precisely what must change.\n" DEVICE_FACTS,
+	  "The kernel failed egg's evaluation at the {fail_stage} stage: {fail_reason}\n\n"
+	  "Error log:\n```\n{error_log}\n```\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nBroken kernel:\n```python\n{kernel}\n```\n\n"
+	  "Name the root cause specifically (what and where: line, variable, index expression) and what must "
+	  "change.\nReply with only this JSON object:\n"
+	  "{{\"critical_issue\": \"...\", \"modification_plan\": \"...\"}}\n" },
+
+	{ P_SINGLE_OPTIMIZE, "single.optimize",
+	  "You are egg's only agent: you read profiles and write Triton kernels. Role: single agent, mode: "
+	  "{stage_title}.\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n\nDecisions so far: {decisions}\n\n"
+	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nCurrent kernel:\n```python\n{kernel}\n```\n\n"
+	  "Choose one change for this stage yourself and write the improved kernel.\n\n" KERNEL_RULES },
+
+	{ P_SINGLE_REPAIR, "single.repair",
+	  "You are egg's only agent: you read error logs and fix Triton kernels. Role: single agent, mode: "
+	  "repair.\n" DEVICE_FACTS,
+	  "The kernel failed egg's evaluation at the {fail_stage} stage: {fail_reason}\n\n"
+	  "Error log:\n```\n{error_log}\n```\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nBroken kernel:\n```python\n{kernel}\n```\n\n"
+	  "Find the cause and write the fixed kernel.\n\n" KERNEL_RULES },
+};
+
+void prompt_set(struct prompt_vars *v, const char *name, const char *value)
+{
+	for (int i = 0; i < v->n; i++)
+		if (!strcmp(v->names[i], name)) {
+			v->values[i] = value;
+			return;
+		}
+	if (v->n < (int)(sizeof(v->names) / sizeof(v->names[0]))) {
+		v->names[v->n] = name;
+		v->values[v->n++] = value;
+	}
+}
+
+static const char *lookup(const char *name, void *ctx)
+{
+	const struct prompt_vars *v = ctx;
+	for (int i = 0; i < v->n; i++)
+		if (!strcmp(v->names[i], name))
+			return v->values[i] ? v->values[i] : "";
+	return NULL;
+}
+
+int prompt_render(enum prompt_id id, const struct prompt_vars *v, struct buf *system, struct buf *user)
+{
+	const struct prompt_template *t = &prompt_templates[id];
+	if (template_expand(t->system, lookup, (void *)v, system) < 0 ||
+	    template_expand(t->user, lookup, (void *)v, user) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,173 @@
+/* optimize.c: flags, summaries and progress shared by `egg optimize` and `egg bench`. */
+#include "optimize.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+
+void optimize_flags_init(struct optimize_flags *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->atol = f->rtol = -1;
+}
+
+#define PIPELINE_OPTIONS(f) \
+	{ "seeds", 0, OPT_INT, &f->seeds, "S", "seed kernels with different algorithms (default 2)" }, \
+	{ "seed-repairs", 0, OPT_INT, &f->seed_repairs, "N", "repairs per seed (default 3)" }, \
+	{ "repairs", 0, OPT_INT, &f->repairs, "N", "repairs per later candidate (default 1)" }, \
+	{ "stages", 0, OPT_STRING, &f->stages, "LIST", "tuning stages to run (default mapping,tiling,memory)" }, \
+	{ "top-k", 0, OPT_INT, &f->top_k, "K", "candidates kept through each stage (default 1)" }, \
+	{ "no-multi-seed", 0, OPT_FLAG, &f->no_multi_seed, NULL, "ablation: one seed" }, \
+	{ "no-refine", 0, OPT_FLAG, &f->no_refine, NULL, "ablation: skip algorithmic refinement" }, \
+	{ "no-hw-tune", 0, OPT_FLAG, &f->no_hw_tune, NULL, "ablation: skip the three tuning stages" }, \
+	{ "single-agent", 0, OPT_FLAG, &f->single_agent, NULL, "ablation: one agent instead of code/profile/debug" }, \
+	{ "no-profile", 0, OPT_FLAG, &f->no_profile, NULL, "do not run ncu (the profile agent gets timings only)" }, \
+	{ "trials", 0, OPT_INT, &f->trials, "N", "correctness trials per candidate (default 5)" }, \
+	{ "iters", 0, OPT_INT, &f->iters, "N", "timed calls per candidate (default 100; CPU 5)" }, \
+	{ "warmup", 0, OPT_INT, &f->warmup, "N", "warm-up calls (default 10; CPU 1)" }, \
+	{ "atol", 0, OPT_DOUBLE, &f->atol, "X", "absolute tolerance (default 1e-4; fp16/bf16 1e-2)" }, \
+	{ "rtol", 0, OPT_DOUBLE, &f->rtol, "X", "relative tolerance (default 1e-4; fp16/bf16 1e-2)" }, \
+	{ "precision", 0, OPT_STRING, &f->precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" }, \
+	{ "compile-mode", 0, OPT_STRING, &f->compile_mode, "M", "torch.compile baseline: default, max-autotune or none" }, \
+	{ "timeout", 0, OPT_DOUBLE, &f->timeout, "S", "seconds per evaluation" }, \
+	{ "max-tokens", 0, OPT_INT, &f->max_tokens, "N", "token budget per task" }, \
+	{ "max-cost", 0, OPT_DOUBLE, &f->max_cost, "USD", "cost budget per task" }, \
+	{ "quiet", 'q', OPT_FLAG, &f->quiet, NULL, "no progress lines" }
+
+const struct opt *optimize_options(struct optimize_flags *f)
+{
+	static struct opt table[32];
+	const struct opt t[] = {
+		{ "output", 'o', OPT_STRING, &f->output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
+		{ "run-dir", 0, OPT_STRING, &f->run_dir, "DIR", "run folder (default STORE/optimize/TASK-TIME)" },
+		{ "table", 0, OPT_FLAG, &f->table, NULL, "print the stage table on stderr even with --json" },
+		PIPELINE_OPTIONS(f),
+		OPT_TABLE_END,
+	};
+	memcpy(table, t, sizeof(t));
+	return table;
+}
+
+const struct opt *bench_pipeline_options(struct optimize_flags *f)
+{
+	static struct opt table[32];
+	const struct opt t[] = { PIPELINE_OPTIONS(f), OPT_TABLE_END };
+	memcpy(table, t, sizeof(t));
+	return table;
+}
+
+int optimize_flags_apply(const struct optimize_flags *f, const char *device, struct pipeline_opts *po,
+			 struct eval_opts *eo)
+{
+	pipeline_opts_init(po);
+	eval_opts_init(eo, device);
+	if (f->seeds < 0 || f->seed_repairs < 0 || f->repairs < 0 || f->top_k < 0 || f->trials < 0 ||
+	    f->iters < 0 || f->warmup < 0 || f->max_tokens < 0 || f->max_cost < 0) {
+		err_set(ERR_INPUT, "budgets and counts must not be negative");
+		return -1;
+	}
+	if (f->seeds)
+		po->seeds = f->seeds;
+	if (f->no_multi_seed)
+		po->seeds = 1;
+	if (f->seed_repairs || f->seeds)
+		po->seed_repairs = f->seed_repairs ? f->seed_repairs : po->seed_repairs;
+	po->repairs = f->repairs ? f->repairs : po->repairs;
+	if (f->top_k > 8) {
+		err_set(ERR_INPUT, "--top-k is at most 8");
+		return -1;
+	}
+	if (f->top_k)
+		po->top_k = f->top_k;
+	po->refine = !f->no_refine;
+	po->single_agent = f->single_agent;
+	po->profile = !f->no_profile;
+	if (f->stages) {
+		char *list = xstrdup(f->stages), *save = NULL;
+		po->stage_on[STAGE_MAPPING] = po->stage_on[STAGE_TILING] = po->stage_on[STAGE_MEMORY] = 0;
+		for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+			const struct stage *st = stage_by_name(s);
+			if (!st || st->id < STAGE_MAPPING) {
+				err_set(ERR_INPUT, "unknown tuning stage '%s' (use mapping, tiling, memory)", s);
+				free(list);
+				return -1;
+			}
+			po->stage_on[st->id] = 1;
+		}
+		free(list);
+	}
+	if (f->no_hw_tune)
+		po->stage_on[STAGE_MAPPING] = po->stage_on[STAGE_TILING] = po->stage_on[STAGE_MEMORY] = 0;
+	if (f->trials)
+		eo->trials = f->trials;
+	if (f->iters)
+		eo->iters = f->iters;
+	if (f->warmup)
+		eo->warmup = f->warmup;
+	eo->atol = f->atol;
+	eo->rtol = f->rtol;
+	if (f->precision) {
+		if (strcmp(f->precision, "fp32") && strcmp(f->precision, "tf32")) {
+			err_set(ERR_INPUT, "unknown precision '%s' (use fp32 or tf32)", f->precision);
+			return -1;
+		}
+		eo->precision = f->precision;
+	}
+	if (f->compile_mode) {
+		if (strcmp(f->compile_mode, "default") && strcmp(f->compile_mode, "max-autotune") &&
+		    strcmp(f->compile_mode, "reduce-overhead") && strcmp(f->compile_mode, "none")) {
+			err_set(ERR_INPUT, "unknown compile mode '%s'", f->compile_mode);
+			return -1;
+		}
+		eo->compile_mode = f->compile_mode;
+	}
+	if (f->timeout > 0)
+		eo->timeout_s = f->timeout;
+	return 0;
+}
+
+json_t *optimize_flags_json(const struct optimize_flags *f, const struct pipeline_opts *po,
+			    const struct eval_opts *eo)
+{
+	json_t *stages_on = json_array();
+	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY; s++)
+		if (po->stage_on[s])
+			json_array_append_new(stages_on, json_string(stages[s].name));
+	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:f, s:i, s:f}",
+			 "seeds", po->seeds, "seed_repairs", po->seed_repairs, "repairs", po->repairs, "refine",
+			 po->refine, "tuning_stages", stages_on, "single_agent", po->single_agent, "top_k", po->top_k,
+			 "profile", po->profile, "trials", eo->trials, "iters", eo->iters, "warmup", eo->warmup,
+			 "precision", eo->precision, "compile_mode", eo->compile_mode, "timeout_s", eo->timeout_s,
+			 "max_tokens", f->max_tokens, "max_cost", f->max_cost);
+}
+
+json_t *optimize_summary(const char *task, const char *device, const char *run_dir, const char *final_path,
+			 const json_t *baseline, const struct pipeline_result *r, const struct agents *a)
+{
+	json_t *s = json_pack("{s:s, s:s, s:s, s:b, s:s?, s:s?}", "task", task, "device", device, "run_dir", run_dir,
+			      "found", r->found, "final_kernel", final_path, "candidate", r->id);
+	const json_t *e = r->eval;
+	json_object_set(s, "kernel_ms", json_object_get(e, "kernel_ms") ?: json_null());
+	json_object_set(s, "eager_ms", json_object_get(baseline, "eager_ms") ?: json_null());
+	json_object_set(s, "compile_ms", json_object_get(baseline, "compile_ms") ?: json_null());
+	json_object_set(s, "speedup_eager", json_object_get(e, "speedup_eager") ?: json_null());
+	json_object_set(s, "speedup_compile", json_object_get(e, "speedup_compile") ?: json_null());
+	json_object_set(s, "stages", r->stage_rows);
+	json_object_set_new(s, "usage", json_pack("{s:I, s:I, s:I, s:I, s:f}", "calls", (json_int_t)a->calls,
+						  "cached_calls", (json_int_t)a->cached_calls,
+						  "prompt_tokens", (json_int_t)a->prompt_tokens,
+						  "completion_tokens", (json_int_t)a->completion_tokens,
+						  "cost_usd", a->cost_usd));
+	json_object_set_new(s, "stop_reason", r->stop_reason[0] ? json_string(r->stop_reason) : json_null());
+	json_object_set_new(s, "infra_error", json_boolean(r->infra));
+	json_object_set_new(s, "budget_stop", json_boolean(r->budget));
+	return s;
+}
+
+void optimize_progress_stderr(void *ctx, const char *stage, const char *text)
+{
+	(void)ctx;
+	fprintf(stderr, "egg: [%s] %s\n", stage, text);
+}

@@ -1,0 +1,663 @@
+/* pipeline.c: the EGG state machine (shared/METHOD.md) over agents, evaluator and profiler. */
+#include "pipeline.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../profile/ncu.h"
+#include "../profile/profile.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/hash.h"
+
+#define MAX_CANDS 64
+
+struct cand {
+	char id[128];
+	char parent[128];
+	const char *stage;
+	char *source;
+	json_t *eval;
+	json_t *profile;
+	double ms;		/* INFINITY when not valid */
+	double cv;
+	int valid;
+};
+
+struct pipe {
+	struct pipeline_env *env;
+	const struct pipeline_opts *o;
+	struct pipeline_result *out;
+	struct cand cands[MAX_CANDS];
+	int ncands;
+	struct cand *pool[8];
+	int npool;
+	json_t *decisions;	/* summary lines carried between stages */
+	int stop;		/* 1: stop now (budget or infrastructure) */
+};
+
+void pipeline_opts_init(struct pipeline_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->seeds = 2;
+	o->seed_repairs = 3;
+	o->repairs = 1;
+	o->refine = 1;
+	o->stage_on[STAGE_MAPPING] = o->stage_on[STAGE_TILING] = o->stage_on[STAGE_MEMORY] = 1;
+	o->top_k = 1;
+	o->profile = 1;
+}
+
+int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv)
+{
+	double margin = new_cv + old_cv;
+	if (margin < 0.02 || isnan(margin))
+		margin = 0.02;
+	return isfinite(new_ms) && new_ms < old_ms * (1 - margin);
+}
+
+static double num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void progress(struct pipe *p, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void progress(struct pipe *p, const char *stage, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+	if (!p->env->progress)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	p->env->progress(p->env->progress_ctx, stage, text);
+}
+
+/* ---- cached evaluation and profiling ---- */
+
+static char *cache_path(struct pipe *p, const char *kind, const char *source)
+{
+	const struct eval_opts *e = &p->env->eval;
+	struct hash_ctx *h;
+	char key[65], num_s[128];
+	if (!p->env->eval_cache_dir)
+		return NULL;
+	h = hash_begin();
+	hash_field(h, kind);
+	hash_field(h, p->env->task_source);
+	hash_field(h, source);
+	hash_field(h, e->device);
+	hash_field(h, e->precision);
+	snprintf(num_s, sizeof(num_s), "%d/%d/%d/%g/%g", e->trials, e->warmup, e->iters, e->atol, e->rtol);
+	hash_field(h, num_s);
+	hash_final(h, key);
+	return xasprintf("%s/%s-%s.json", p->env->eval_cache_dir, kind, key);
+}
+
+static json_t *cache_get(const char *path)
+{
+	json_t *o = path ? json_load_file(path, 0, NULL) : NULL;
+	if (o && !json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static void cache_put(struct pipe *p, const char *path, json_t *o)
+{
+	char *text;
+	if (!path || fs_mkdir_p(p->env->eval_cache_dir) < 0) {
+		err_clear();
+		return;
+	}
+	text = json_dumps(o, JSON_COMPACT);
+	if (text)
+		fs_write_atomic(path, text, strlen(text));
+	err_clear();
+	free(text);
+}
+
+/* Evaluates a source; NULL (and p->stop) on an infrastructure failure. */
+static json_t *evaluate(struct pipe *p, const char *source)
+{
+	char *path = cache_path(p, "eval", source);
+	json_t *res = cache_get(path);
+	if (!res) {
+		res = eval_candidate(p->env->worker, &p->env->eval, p->env->task_source, source, p->env->baseline);
+		if (!res) {
+			snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
+			p->out->infra = 1;
+			p->stop = 1;
+		} else {
+			cache_put(p, path, res);
+		}
+	}
+	free(path);
+	return res;
+}
+
+static json_t *profile(struct pipe *p, struct cand *c)
+{
+	char *path;
+	if (c->profile)
+		return c->profile;
+	if (!p->o->profile) {
+		c->profile = json_pack("{s:b, s:s}", "available", 0, "reason", "profiling turned off");
+		return c->profile;
+	}
+	path = cache_path(p, "profile", c->source);
+	c->profile = cache_get(path);
+	if (!c->profile) {
+		progress(p, c->stage, "profiling %s", c->id);
+		c->profile = profile_candidate(p->env->worker, &p->env->eval, p->env->task_source, c->source);
+		if (json_is_true(json_object_get(c->profile, "available")))
+			cache_put(p, path, c->profile);
+	}
+	free(path);
+	recorder_profile(p->env->rec, c->id, c->profile);
+	return c->profile;
+}
+
+/* ---- text for prompts ---- */
+
+static char *timing_text(struct pipe *p, const struct cand *c)
+{
+	const json_t *b = p->env->baseline;
+	struct buf t = BUF_INIT;
+	buf_addf(&t, "%.4f ms median per call", c->ms);
+	if (b && !isnan(num(b, "eager_ms")))
+		buf_addf(&t, "; PyTorch eager %.4f ms (%.2fx)", num(b, "eager_ms"), num(b, "eager_ms") / c->ms);
+	if (b && !isnan(num(b, "compile_ms")))
+		buf_addf(&t, "; torch.compile %.4f ms (%.2fx)", num(b, "compile_ms"), num(b, "compile_ms") / c->ms);
+	if (!strcmp(p->env->eval.device, "cpu"))
+		buf_adds(&t, " [CPU timings: Triton interpreter]");
+	return buf_detach(&t);
+}
+
+static char *metrics_text(const json_t *prof, const struct stage *st, const struct cand *c)
+{
+	struct buf t = BUF_INIT;
+	const json_t *agg = json_object_get(prof, "aggregate"), *k;
+	size_t i;
+
+	if (!json_is_true(json_object_get(prof, "available"))) {
+		buf_addf(&t, "metrics unavailable: %s.\nStatic facts: %lld Triton launch(es) per forward call.",
+			 json_string_value(json_object_get(prof, "reason")) ?: "unknown reason",
+			 json_integer_value(json_object_get(c->eval, "triton_launches")));
+		return buf_detach(&t);
+	}
+	buf_addf(&t, "%lld kernel(s) per forward call; aggregated over them (percentages weighted by duration, "
+		     "grid of the longest kernel):\n", json_integer_value(json_object_get(prof, "kernel_count")));
+	/* Focus metrics first, then the rest. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t m = 0; m < ncu_nmetrics; m++) {
+			int focus = 0;
+			const json_t *v = json_object_get(agg, ncu_metrics[m].key);
+			for (int f = 0; st && f < 4 && st->focus[f]; f++)
+				focus |= !strcmp(st->focus[f], ncu_metrics[m].key);
+			if (focus != (pass == 0))
+				continue;
+			if (json_is_number(v))
+				buf_addf(&t, "- %s = %.2f (%s)\n", ncu_metrics[m].key, json_number_value(v), ncu_metrics[m].label);
+			else
+				buf_addf(&t, "- %s = n/a (%s)\n", ncu_metrics[m].key, ncu_metrics[m].label);
+		}
+	json_array_foreach(json_object_get(prof, "kernels"), i, k) {
+		if (i >= 8)
+			break;
+		buf_addf(&t, "kernel %zu: %.80s, grid %s, block %s, %.0f ns\n", i,
+			 json_string_value(json_object_get(k, "name")), json_string_value(json_object_get(k, "grid")),
+			 json_string_value(json_object_get(k, "block")), num(k, "duration_ns"));
+	}
+	return buf_detach(&t);
+}
+
+static char *decisions_text(struct pipe *p)
+{
+	struct buf t = BUF_INIT;
+	size_t i;
+	json_t *d;
+	if (!json_array_size(p->decisions))
+		return xstrdup("none yet");
+	json_array_foreach(p->decisions, i, d)
+		buf_addf(&t, "%s%s", i ? "; " : "", json_string_value(d));
+	return buf_detach(&t);
+}
+
+static void decide(struct pipe *p, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void decide(struct pipe *p, const char *stage, const char *fmt, ...)
+{
+	struct buf t = BUF_INIT;
+	va_list ap;
+	json_t *d;
+	va_start(ap, fmt);
+	buf_vaddf(&t, fmt, ap);
+	va_end(ap);
+	d = json_pack("{s:s, s:s, s:s}", "stage", stage, "event", "decision", "text", buf_str(&t));
+	recorder_decision(p->env->rec, d);
+	json_decref(d);
+	json_array_append_new(p->decisions, json_sprintf("%s: %s", stage, buf_str(&t)));
+	buf_release(&t);
+}
+
+/* ---- candidates ---- */
+
+static struct cand *new_cand(struct pipe *p, const char *id, const char *parent, const char *stage, char *source)
+{
+	struct cand *c;
+	if (p->ncands == MAX_CANDS) {
+		free(source);
+		return NULL;
+	}
+	c = &p->cands[p->ncands++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	snprintf(c->parent, sizeof(c->parent), "%s", parent ? parent : "");
+	c->stage = stage;
+	c->source = source;
+	c->ms = INFINITY;
+	return c;
+}
+
+static void stop_for(struct pipe *p, enum agent_outcome oc)
+{
+	if (oc == AGENT_LLM_ERROR) {
+		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "LLM failed: %s", err_msg());
+		p->out->infra = 1;
+		p->stop = 1;
+	} else if (oc == AGENT_BUDGET) {
+		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "%s", err_msg());
+		p->out->budget = 1;
+		p->stop = 1;
+	}
+}
+
+static void step(struct pipe *p, const struct cand *c, const char *kind, int accepted_known, int accepted,
+		 const char *note)
+{
+	const json_t *e = c->eval;
+	double k = num(e, "kernel_ms");
+	json_t *s = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?}", "stage", c->stage, "candidate", c->id, "parent",
+			      c->parent, "kind", kind, "verdict", json_string_value(json_object_get(e, "verdict")),
+			      "fail_stage", json_string_value(json_object_get(e, "verdict")) &&
+					    strcmp(json_string_value(json_object_get(e, "verdict")), "pass")
+					    ? json_string_value(json_object_get(e, "stage")) : NULL);
+	json_object_set_new(s, "kernel_ms", isnan(k) ? json_null() : json_real(k));
+	json_object_set(s, "speedup_eager", json_object_get(e, "speedup_eager") ?: json_null());
+	json_object_set(s, "speedup_compile", json_object_get(e, "speedup_compile") ?: json_null());
+	json_object_set_new(s, "accepted", accepted_known ? json_boolean(accepted) : json_null());
+	if (note)
+		json_object_set_new(s, "note", json_string(note));
+	if (json_string_value(json_object_get(e, "reason")))
+		json_object_set(s, "reason", json_object_get(e, "reason"));
+	recorder_step(p->env->rec, s);
+	json_decref(s);
+}
+
+/*
+ * Evaluates c; while it fails and repairs remain, asks for a diagnosis and a
+ * fix. c ends valid or not; c's source and id follow the last attempt.
+ */
+static void validate(struct pipe *p, struct cand *c, int repairs, const char *kind)
+{
+	struct agents *a = p->env->agents;
+	char base_id[100];
+	snprintf(base_id, sizeof(base_id), "%.99s", c->id);
+	for (int attempt = 0;; attempt++) {
+		json_t *res = evaluate(p, c->source);
+		if (!res)
+			return;
+		json_decref(c->eval);
+		c->eval = res;
+		recorder_candidate(p->env->rec, c->id, c->stage, c->source, res);
+		if (!strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass")) {
+			const json_t *t = json_object_get(res, "timing");
+			c->valid = 1;
+			c->ms = num(res, "kernel_ms");
+			c->cv = t ? num(t, "cv") : 0;
+			if (isnan(c->cv))
+				c->cv = 0;
+			step(p, c, attempt ? "repair" : kind, 0, 0, NULL);
+			progress(p, c->stage, "%s valid, %.4f ms", c->id, c->ms);
+			return;
+		}
+		step(p, c, attempt ? "repair" : kind, 0, 0, NULL);
+		progress(p, c->stage, "%s failed at %s", c->id, json_string_value(json_object_get(res, "stage")));
+		if (attempt >= repairs || p->stop)
+			return;
+		{
+			struct prompt_vars v = { 0 };
+			enum agent_outcome oc;
+			char *plan = NULL, *fixed;
+			char new_id[120];
+			prompt_set(&v, "kernel", c->source);
+			prompt_set(&v, "fail_stage", json_string_value(json_object_get(res, "stage")));
+			prompt_set(&v, "fail_reason", json_string_value(json_object_get(res, "reason")) ?: "");
+			prompt_set(&v, "error_log", json_string_value(json_object_get(res, "log")) ?: "");
+			if (p->o->single_agent) {
+				fixed = agent_code(a, P_SINGLE_REPAIR, &v, c->stage, c->id, &oc);
+			} else {
+				json_t *diag = agent_json(a, P_DEBUG, SCHEMA_DEBUG, &v, c->stage, c->id, &oc);
+				if (!diag) {
+					stop_for(p, oc);
+					return;
+				}
+				plan = json_dumps(diag, JSON_INDENT(1));
+				json_decref(diag);
+				/* The code agent sees the diagnosis, not the raw log. */
+				prompt_set(&v, "error_log", NULL);
+				prompt_set(&v, "plan", plan);
+				fixed = agent_code(a, P_CODE_REPAIR, &v, c->stage, c->id, &oc);
+			}
+			free(plan);
+			if (!fixed) {
+				stop_for(p, oc);
+				return;
+			}
+			free(c->source);
+			c->source = fixed;
+			snprintf(new_id, sizeof(new_id), "%s.r%d", base_id, attempt + 1);
+			snprintf(c->parent, sizeof(c->parent), "%s", c->id);
+			snprintf(c->id, sizeof(c->id), "%s", new_id);
+		}
+	}
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct cand *x = *(struct cand *const *)a, *y = *(struct cand *const *)b;
+	return x->ms < y->ms ? -1 : x->ms > y->ms;
+}
+
+/* Keeps the K fastest valid candidates of `list` in the pool. */
+static void set_pool(struct pipe *p, struct cand **list, int n)
+{
+	qsort(list, (size_t)n, sizeof(*list), by_time);
+	p->npool = 0;
+	for (int i = 0; i < n && p->npool < p->o->top_k && p->npool < 8; i++)
+		if (list[i]->valid && (i == 0 || list[i] != list[i - 1]))
+			p->pool[p->npool++] = list[i];
+}
+
+static void stage_row(struct pipe *p, const struct stage *st)
+{
+	const json_t *b = p->env->baseline;
+	double ms = p->npool ? p->pool[0]->ms : NAN;
+	json_t *row = json_pack("{s:s, s:s}", "stage", st->name, "title", st->title);
+	json_object_set_new(row, "kernel_ms", isnan(ms) ? json_null() : json_real(ms));
+	json_object_set_new(row, "candidate", p->npool ? json_string(p->pool[0]->id) : json_null());
+	json_object_set_new(row, "speedup_eager", b && !isnan(ms) ? json_real(num(b, "eager_ms") / ms) : json_null());
+	json_object_set_new(row, "speedup_compile",
+			    b && !isnan(ms) && !isnan(num(b, "compile_ms")) ? json_real(num(b, "compile_ms") / ms) : json_null());
+	json_array_append_new(p->out->stage_rows, row);
+}
+
+/* ---- stages ---- */
+
+static void run_seeds(struct pipe *p)
+{
+	const struct stage *st = &stages[STAGE_SEED];
+	struct buf approaches = BUF_INIT;
+	struct cand *valid[MAX_CANDS];
+	int nvalid = 0;
+	char idx[16], count[16];
+
+	snprintf(count, sizeof(count), "%d", p->o->seeds);
+	for (int s = 1; s <= p->o->seeds && !p->stop; s++) {
+		struct prompt_vars v = { 0 };
+		enum agent_outcome oc;
+		char *src, id[32], *diversity;
+		struct cand *c;
+		snprintf(idx, sizeof(idx), "%d", s);
+		snprintf(id, sizeof(id), "seed%d", s);
+		if (s == 1)
+			diversity = xstrdup(p->o->seeds > 1
+					    ? "Other seeds will use different algorithms; pick the one you consider most natural."
+					    : "Pick the algorithm you consider best for this device.");
+		else
+			diversity = xasprintf("Earlier seeds used these approaches: %s. Use a structurally different "
+					      "algorithm (different decomposition of the work, different data flow), not a "
+					      "re-tuning of those.", buf_str(&approaches));
+		prompt_set(&v, "seed_index", idx);
+		prompt_set(&v, "seed_count", count);
+		prompt_set(&v, "diversity", diversity);
+		progress(p, "seed", "writing seed %d of %d", s, p->o->seeds);
+		src = agent_code(p->env->agents, P_CODE_SEED, &v, st->name, id, &oc);
+		free(diversity);
+		if (!src) {
+			stop_for(p, oc);
+			decide(p, st->name, "seed %d discarded: no usable reply", s);
+			continue;
+		}
+		{
+			/* Remember the approach line only (never code) for the next seed. */
+			const char *a = strstr(src, "# approach:");
+			if (a) {
+				const char *end = strchr(a, '\n');
+				buf_addf(&approaches, "%s(%d) %.*s", approaches.len ? "; " : "", s,
+					 (int)((end ? end : a + strlen(a)) - a - 11), a + 11);
+			}
+		}
+		c = new_cand(p, id, NULL, st->name, src);
+		if (!c)
+			break;
+		validate(p, c, p->o->seed_repairs, "seed");
+		if (c->valid)
+			valid[nvalid++] = c;
+		else if (!p->stop)
+			decide(p, st->name, "seed %d dropped: still failing after %d repair(s)", s, p->o->seed_repairs);
+	}
+	buf_release(&approaches);
+	set_pool(p, valid, nvalid);
+	if (nvalid)
+		decide(p, st->name, "%d valid seed(s); fastest %s at %.4f ms", nvalid, p->pool[0]->id, p->pool[0]->ms);
+	stage_row(p, st);
+}
+
+static void run_refine(struct pipe *p)
+{
+	const struct stage *st = &stages[STAGE_REFINE];
+	struct cand *all[MAX_CANDS];
+	int n = 0;
+	/* Every valid seed is refined, not only the pool: the method's selection
+	 * compares seeds and their refinements. */
+	for (int i = 0; i < p->ncands; i++)
+		if (p->cands[i].valid)
+			all[n++] = &p->cands[i];
+	for (int i = 0, seeds = n; i < seeds && !p->stop; i++) {
+		struct cand *s = all[i];
+		struct prompt_vars v = { 0 };
+		enum agent_outcome oc;
+		char *timing = timing_text(p, s), *metrics, *plan = NULL, *src, id[128];
+		json_t *prof = profile(p, s), *analysis = NULL;
+		struct cand *c;
+		metrics = metrics_text(prof, st, s);
+		prompt_set(&v, "objective", st->objective);
+		prompt_set(&v, "rules", st->rules);
+		prompt_set(&v, "focus", "sm_throughput_pct, grid_size, dram_throughput_pct");
+		prompt_set(&v, "timing", timing);
+		prompt_set(&v, "metrics", metrics);
+		prompt_set(&v, "kernel", s->source);
+		prompt_set(&v, "stage_title", st->title);
+		prompt_set(&v, "decisions", "none yet");
+		snprintf(id, sizeof(id), "%.100s.refine", s->id);
+		if (p->o->single_agent) {
+			src = agent_code(p->env->agents, P_SINGLE_OPTIMIZE, &v, st->name, id, &oc);
+		} else {
+			analysis = agent_json(p->env->agents, P_PROFILE_REFINE, SCHEMA_PROFILE_REFINE, &v, st->name, s->id, &oc);
+			if (!analysis) {
+				stop_for(p, oc);
+				decide(p, st->name, "%s kept: the profile agent gave no usable analysis", s->id);
+				goto next;
+			}
+			if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")), "no")) {
+				decide(p, st->name, "%s kept as is: not worth optimizing (%s)", s->id,
+				       json_string_value(json_object_get(analysis, "bottleneck")));
+				goto next;
+			}
+			plan = json_dumps(analysis, JSON_INDENT(1));
+			prompt_set(&v, "plan", plan);
+			src = agent_code(p->env->agents, P_CODE_REFINE, &v, st->name, id, &oc);
+		}
+		if (!src) {
+			stop_for(p, oc);
+			decide(p, st->name, "%s kept: no usable refined kernel", s->id);
+			goto next;
+		}
+		c = new_cand(p, id, s->id, st->name, src);
+		if (!c)
+			goto next;
+		validate(p, c, p->o->repairs, "refine");
+		if (c->valid) {
+			int better = pipeline_faster(c->ms, c->cv, s->ms, s->cv);
+			step(p, c, "selection", 1, better, better ? "faster than its seed" : "not faster than its seed");
+			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
+			       better ? "accepted" : "rejected: not faster than its seed", c->ms, s->ms);
+			if (better)
+				all[n++] = c;
+		} else {
+			decide(p, st->name, "%s rejected: invalid", c->id);
+		}
+next:
+		json_decref(analysis);
+		free(plan);
+		free(metrics);
+		free(timing);
+	}
+	set_pool(p, all, n);
+	if (p->npool)
+		decide(p, st->name, "selected %s at %.4f ms", p->pool[0]->id, p->pool[0]->ms);
+	stage_row(p, st);
+}
+
+static void run_tuning(struct pipe *p, const struct stage *st)
+{
+	static const enum prompt_id profile_prompt[STAGE_COUNT] = {
+		[STAGE_MAPPING] = P_PROFILE_MAPPING, [STAGE_TILING] = P_PROFILE_TILING, [STAGE_MEMORY] = P_PROFILE_MEMORY,
+	};
+	struct cand *next[16];
+	int n = 0, npool = p->npool;
+	struct cand *pool[8];
+	char focus[160];
+
+	memcpy(pool, p->pool, sizeof(pool));
+	snprintf(focus, sizeof(focus), "%s, %s, %s", st->focus[0], st->focus[1], st->focus[2]);
+	for (int i = 0; i < npool; i++)
+		next[n++] = pool[i];
+	for (int i = 0; i < npool && !p->stop; i++) {
+		struct cand *m = pool[i], *c;
+		struct prompt_vars v = { 0 };
+		enum agent_outcome oc;
+		char *timing = timing_text(p, m), *metrics, *decisions = decisions_text(p), *plan = NULL, *src;
+		char id[128];
+		json_t *prof = profile(p, m), *analysis = NULL;
+		metrics = metrics_text(prof, st, m);
+		prompt_set(&v, "objective", st->objective);
+		prompt_set(&v, "rules", st->rules);
+		prompt_set(&v, "focus", focus);
+		prompt_set(&v, "timing", timing);
+		prompt_set(&v, "metrics", metrics);
+		prompt_set(&v, "kernel", m->source);
+		prompt_set(&v, "decisions", decisions);
+		prompt_set(&v, "stage_title", st->title);
+		if (npool > 1)
+			snprintf(id, sizeof(id), "%s.k%d", st->name, i + 1);
+		else
+			snprintf(id, sizeof(id), "%s", st->name);
+		progress(p, st->name, "tuning %s", m->id);
+		if (p->o->single_agent) {
+			src = agent_code(p->env->agents, P_SINGLE_OPTIMIZE, &v, st->name, id, &oc);
+		} else {
+			analysis = agent_json(p->env->agents, profile_prompt[st->id], SCHEMA_PROFILE_TUNE, &v, st->name,
+					      m->id, &oc);
+			if (!analysis) {
+				stop_for(p, oc);
+				decide(p, st->name, "%s kept: the profile agent gave no usable plan", m->id);
+				goto next;
+			}
+			plan = json_dumps(analysis, JSON_INDENT(1));
+			prompt_set(&v, "plan", plan);
+			src = agent_code(p->env->agents, P_CODE_TUNE, &v, st->name, id, &oc);
+		}
+		if (!src) {
+			stop_for(p, oc);
+			decide(p, st->name, "%s kept: no usable tuned kernel", m->id);
+			goto next;
+		}
+		c = new_cand(p, id, m->id, st->name, src);
+		if (!c)
+			goto next;
+		validate(p, c, p->o->repairs, "tune");
+		if (c->valid) {
+			int better = pipeline_faster(c->ms, c->cv, m->ms, m->cv);
+			step(p, c, "selection", 1, better, better ? "valid and faster" : "valid but not faster");
+			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
+			       better ? "accepted" : "rejected: not faster (kept the current kernel)", c->ms, m->ms);
+			if (better)
+				next[n++] = c;
+		} else {
+			decide(p, st->name, "%s rejected: invalid after %d repair(s)", c->id, p->o->repairs);
+		}
+next:
+		json_decref(analysis);
+		free(plan);
+		free(metrics);
+		free(decisions);
+		free(timing);
+	}
+	set_pool(p, next, n);
+	stage_row(p, st);
+}
+
+int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out)
+{
+	struct pipe *p = xcalloc(1, sizeof(*p));
+	memset(out, 0, sizeof(*out));
+	out->stage_rows = json_array();
+	p->env = env;
+	p->o = o;
+	p->out = out;
+	p->decisions = json_array();
+
+	run_seeds(p);
+	if (!p->npool && !p->stop)
+		decide(p, "seed", "no valid seed: the task fails");
+	if (p->npool && o->refine && !p->stop)
+		run_refine(p);
+	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY && p->npool && !p->stop; s++)
+		if (o->stage_on[s])
+			run_tuning(p, &stages[s]);
+	if (p->npool) {
+		struct cand *best = p->pool[0];
+		out->found = 1;
+		out->source = xstrdup(best->source);
+		out->id = xstrdup(best->id);
+		out->eval = json_incref(best->eval);
+	}
+	for (int i = 0; i < p->ncands; i++) {
+		free(p->cands[i].source);
+		json_decref(p->cands[i].eval);
+		json_decref(p->cands[i].profile);
+	}
+	json_decref(p->decisions);
+	free(p);
+	return 0;
+}
+
+void pipeline_result_clear(struct pipeline_result *r)
+{
+	free(r->source);
+	free(r->id);
+	json_decref(r->eval);
+	json_decref(r->stage_rows);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,62 @@
+/* pipeline.h: the EGG method for one task: seeds, repairs, refinement, three tuning stages. */
+#ifndef EGG_PIPELINE_H
+#define EGG_PIPELINE_H
+
+#include <jansson.h>
+
+#include "../agents/agents.h"
+#include "../agents/stages.h"
+#include "../eval/eval.h"
+#include "record.h"
+
+struct pipeline_opts {
+	int seeds;		/* S structurally different seeds (2; 1 with --no-multi-seed) */
+	int seed_repairs;	/* repairs per seed (3) */
+	int repairs;		/* repairs per later candidate (1) */
+	int refine;		/* algorithmic refinement on (--no-refine turns it off) */
+	int stage_on[STAGE_COUNT]; /* which tuning stages run (--no-hw-tune: none) */
+	int single_agent;	/* --single-agent: the code agent reads metrics and logs itself */
+	int top_k;		/* candidates kept through each stage (1, as in the paper) */
+	int profile;		/* profile with ncu before refinement and tuning */
+};
+
+void pipeline_opts_init(struct pipeline_opts *o);
+
+/* What the pipeline needs; all borrowed. */
+struct pipeline_env {
+	struct worker *worker;
+	struct eval_opts eval;
+	const json_t *baseline;		/* eager/compile times, or NULL */
+	struct agents *agents;
+	struct recorder *rec;
+	const char *task_source;
+	const char *eval_cache_dir;	/* cached evaluations and profiles, or NULL */
+	/* Progress report (stage name, short text); may be NULL. */
+	void (*progress)(void *ctx, const char *stage, const char *text);
+	void *progress_ctx;
+};
+
+struct pipeline_result {
+	int found;		/* a valid kernel exists */
+	char *source;		/* the best kernel (owned) */
+	char *id;		/* its candidate id (owned) */
+	json_t *eval;		/* its evaluation (owned) */
+	json_t *stage_rows;	/* [{stage, title, kernel_ms, speedup_eager, speedup_compile}] (owned) */
+	char stop_reason[512];	/* why the run ended early, or "" */
+	int infra;		/* ended by an infrastructure failure (LLM or worker) */
+	int budget;		/* ended by a token or cost budget */
+};
+
+/*
+ * Runs the method. Returns 0 when it ran to its end or stopped gracefully
+ * (budget, infrastructure: see the result's flags), -1 only for errors in
+ * egg itself. Every step lands in env->rec.
+ */
+int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out);
+void pipeline_result_clear(struct pipeline_result *r);
+
+/* The acceptance rule: `new_ms` replaces `old_ms` when it is faster by more
+ * than max(2%, cv_new + cv_old), the two measurements' spreads. */
+int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv);
+
+#endif

@@ -1,0 +1,180 @@
+/* record.c: writes a pipeline run's artifacts into its run directory. */
+#include "record.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+
+struct recorder {
+	char *dir;
+	pthread_mutex_t lock;
+	int seq;
+	int failed;
+	json_t *trajectory;
+	struct recorder_sink sink;
+};
+
+struct recorder *recorder_open(const char *dir, const struct recorder_sink *sink)
+{
+	struct recorder *r;
+	char *calls = fs_join(dir, "calls"), *cands = fs_join(dir, "candidates");
+	int ok = fs_mkdir_p(calls) == 0 && fs_mkdir_p(cands) == 0;
+	free(calls);
+	free(cands);
+	if (!ok)
+		return NULL;
+	r = xcalloc(1, sizeof(*r));
+	r->dir = xstrdup(dir);
+	pthread_mutex_init(&r->lock, NULL);
+	r->trajectory = json_array();
+	if (sink)
+		r->sink = *sink;
+	return r;
+}
+
+const char *recorder_dir(const struct recorder *r)
+{
+	return r->dir;
+}
+
+static void write_file(struct recorder *r, const char *name, const char *text)
+{
+	char *path = fs_join(r->dir, name);
+	char *clean = secret_redact(text ? text : "");
+	if (fs_write_atomic(path, clean, strlen(clean)) < 0) {
+		r->failed = 1;
+		err_clear();
+	}
+	free(clean);
+	free(path);
+}
+
+void recorder_write_json(struct recorder *r, const char *name, json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_INDENT(1) | JSON_ENSURE_ASCII);
+	pthread_mutex_lock(&r->lock);
+	write_file(r, name, text);
+	pthread_mutex_unlock(&r->lock);
+	free(text);
+}
+
+int recorder_call(struct recorder *r, const char *template_name, const char *stage, const char *candidate,
+		  const char *system, const char *user, const char *reply, json_t *meta)
+{
+	char name[160];
+	char *text;
+	int seq;
+
+	pthread_mutex_lock(&r->lock);
+	seq = ++r->seq;
+	snprintf(name, sizeof(name), "calls/%03d-%s.system.md", seq, template_name);
+	write_file(r, name, system);
+	snprintf(name, sizeof(name), "calls/%03d-%s.user.md", seq, template_name);
+	write_file(r, name, user);
+	snprintf(name, sizeof(name), "calls/%03d-%s.reply.md", seq, template_name);
+	write_file(r, name, reply);
+	json_object_set_new(meta, "seq", json_integer(seq));
+	json_object_set_new(meta, "template", json_string(template_name));
+	json_object_set_new(meta, "stage", json_string(stage));
+	json_object_set_new(meta, "candidate", candidate ? json_string(candidate) : json_null());
+	snprintf(name, sizeof(name), "calls/%03d-%s.json", seq, template_name);
+	text = json_dumps(meta, JSON_INDENT(1));
+	write_file(r, name, text);
+	free(text);
+	pthread_mutex_unlock(&r->lock);
+	if (r->sink.call) {
+		json_object_set_new(meta, "system", json_string(system));
+		json_object_set_new(meta, "user", json_string(user));
+		json_object_set_new(meta, "reply", json_string(reply ? reply : ""));
+		r->sink.call(r->sink.ctx, meta);
+	}
+	return seq;
+}
+
+void recorder_candidate(struct recorder *r, const char *id, const char *stage, const char *source,
+			json_t *eval)
+{
+	char name[160];
+	char *text = eval ? json_dumps(eval, JSON_INDENT(1)) : NULL;
+	pthread_mutex_lock(&r->lock);
+	snprintf(name, sizeof(name), "candidates/%s.py", id);
+	write_file(r, name, source);
+	if (text) {
+		snprintf(name, sizeof(name), "candidates/%s.eval.json", id);
+		write_file(r, name, text);
+	}
+	pthread_mutex_unlock(&r->lock);
+	free(text);
+	if (r->sink.candidate)
+		r->sink.candidate(r->sink.ctx, id, stage, source, eval);
+}
+
+void recorder_profile(struct recorder *r, const char *id, json_t *profile)
+{
+	char name[160];
+	char *text = json_dumps(profile, JSON_INDENT(1));
+	pthread_mutex_lock(&r->lock);
+	snprintf(name, sizeof(name), "candidates/%s.profile.json", id);
+	write_file(r, name, text);
+	pthread_mutex_unlock(&r->lock);
+	free(text);
+	if (r->sink.profile)
+		r->sink.profile(r->sink.ctx, id, profile);
+}
+
+void recorder_decision(struct recorder *r, json_t *decision)
+{
+	char *path = fs_join(r->dir, "decisions.jsonl");
+	char *text = json_dumps(decision, JSON_COMPACT);
+	FILE *f;
+	pthread_mutex_lock(&r->lock);
+	f = fopen(path, "a");
+	if (!f || fprintf(f, "%s\n", text) < 0)
+		r->failed = 1;
+	if (f)
+		fclose(f);
+	pthread_mutex_unlock(&r->lock);
+	free(text);
+	free(path);
+	if (r->sink.decision)
+		r->sink.decision(r->sink.ctx, decision);
+}
+
+void recorder_step(struct recorder *r, json_t *step)
+{
+	char *text;
+	pthread_mutex_lock(&r->lock);
+	json_object_set_new(step, "step", json_integer((json_int_t)json_array_size(r->trajectory) + 1));
+	json_array_append(r->trajectory, step);
+	text = json_dumps(r->trajectory, JSON_INDENT(1));
+	write_file(r, "trajectory.json", text);
+	pthread_mutex_unlock(&r->lock);
+	free(text);
+	if (r->sink.step)
+		r->sink.step(r->sink.ctx, step);
+}
+
+json_t *recorder_trajectory(struct recorder *r)
+{
+	return r->trajectory;
+}
+
+int recorder_failed(const struct recorder *r)
+{
+	return r->failed;
+}
+
+void recorder_close(struct recorder *r)
+{
+	if (!r)
+		return;
+	json_decref(r->trajectory);
+	pthread_mutex_destroy(&r->lock);
+	free(r->dir);
+	free(r);
+}

@@ -1,0 +1,47 @@
+/* record.h: the run directory of one task's pipeline run: prompts, replies, kernels, evaluations. */
+#ifndef EGG_RECORD_H
+#define EGG_RECORD_H
+
+#include <jansson.h>
+
+/*
+ * Layout of a run directory:
+ *   calls/NNN-AGENT.MODE.{system,user,reply}.md and calls/NNN-AGENT.MODE.json (tokens, latency, outcome)
+ *   candidates/ID.py, candidates/ID.eval.json, candidates/ID.profile.json
+ *   decisions.jsonl    one line per stage decision
+ *   trajectory.json    every step so far (rewritten atomically after each step)
+ *   run.json           settings and versions
+ * Writes are best effort after open: a full disk never fails the run, it
+ * sets recorder_failed. Thread-safe.
+ */
+struct recorder;
+
+struct recorder_sink {
+	/* Optional hooks (the run store); any may be NULL. */
+	void (*call)(void *ctx, json_t *call);
+	void (*candidate)(void *ctx, const char *id, const char *stage, const char *source, json_t *eval);
+	void (*profile)(void *ctx, const char *id, json_t *profile);
+	void (*decision)(void *ctx, json_t *decision);
+	void (*step)(void *ctx, json_t *step);
+	void *ctx;
+};
+
+/* Creates the folder. Returns NULL with ERR_INFRA when it cannot. */
+struct recorder *recorder_open(const char *dir, const struct recorder_sink *sink);
+const char *recorder_dir(const struct recorder *r);
+/* Returns the call's sequence number (for file names). */
+int recorder_call(struct recorder *r, const char *template_name, const char *stage, const char *candidate,
+		  const char *system, const char *user, const char *reply, json_t *meta);
+void recorder_candidate(struct recorder *r, const char *id, const char *stage, const char *source,
+			json_t *eval);
+void recorder_profile(struct recorder *r, const char *id, json_t *profile);
+void recorder_decision(struct recorder *r, json_t *decision);
+/* Appends a trajectory step (borrowed) and rewrites trajectory.json. */
+void recorder_step(struct recorder *r, json_t *step);
+/* The trajectory so far (borrowed). */
+json_t *recorder_trajectory(struct recorder *r);
+void recorder_write_json(struct recorder *r, const char *name, json_t *obj);
+int recorder_failed(const struct recorder *r);
+void recorder_close(struct recorder *r);
+
+#endif

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# t50-optimize.sh: `egg optimize` end to end on the CPU with a scripted mock LLM:
+# a failing seed repaired by the debug agent, a valid second seed, one seed not
+# worth optimizing, a faster refinement, a malformed JSON reply retried, a
+# slower tuning candidate rejected; then the ablations and --top-k.
+. "$(dirname "$0")/../lib.sh"
+
+P=$SRC/tests/pipeline
+TASK=$SRC/tests/tasks/bias_relu_scale.py
+export EGG_MODEL=mock-model EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
+FAST="--device cpu --iters 3 --warmup 1 --compile-mode none -q"
+
+start_mock "$P/full.json"
+run_egg optimize $FAST --run-dir "$TMP/full" -o "$TMP/final.py" "$TASK"
+expect_rc 0 "the scripted run finds a valid kernel"
+expect_err "Algorithmic refinement" "the stage table is printed on stderr"
+check "the final kernel is the refined one" grep -q "refined" "$TMP/final.py"
+run_egg eval --device cpu --iters 2 --no-baseline "$TMP/final.py.missing" "$TMP/final.py" 2>/dev/null
+run_egg eval --device cpu --iters 2 --no-baseline "$TASK" "$TMP/final.py"
+expect_rc 0 "the final kernel passes egg eval on its own"
+
+check "the trajectory and the agents' requests are as scripted" python3 - "$TMP/full" "$MOCK_LOG" <<'PY'
+import json, os, sys
+run, log = sys.argv[1], sys.argv[2]
+traj = json.load(open(os.path.join(run, "trajectory.json")))
+steps = [(s["stage"], s["candidate"], s["kind"], s["verdict"], s.get("fail_stage"), s["accepted"]) for s in traj]
+want = [
+    ("seed", "seed1", "seed", "fail", "compile", None),
+    ("seed", "seed1.r1", "repair", "pass", None, None),
+    ("seed", "seed2", "seed", "pass", None, None),
+    ("refine", "seed1.r1.refine", "refine", "pass", None, None),
+    ("refine", "seed1.r1.refine", "selection", "pass", None, True),
+    ("mapping", "mapping", "tune", "pass", None, None),
+    ("mapping", "mapping", "selection", "pass", None, False),
+    ("tiling", "tiling", "tune", "pass", None, None),
+    ("tiling", "tiling", "selection", "pass", None, False),
+    ("memory", "memory", "tune", "pass", None, None),
+    ("memory", "memory", "selection", "pass", None, False),
+]
+assert steps == want, "\n".join(map(str, steps))
+for s in traj:
+    assert {"step", "stage", "candidate", "verdict", "kernel_ms", "speedup_eager", "speedup_compile", "accepted"} <= set(s)
+assert traj[4]["kernel_ms"] < traj[1]["kernel_ms"], "the refinement is faster than its seed"
+assert traj[6]["kernel_ms"] > traj[4]["kernel_ms"], "the rejected mapping candidate is slower"
+
+reqs = [json.loads(l) for l in open(log)]
+def role(r):
+    b = json.loads(r["body"]); m = b["messages"]
+    return m[0]["content"].split("Role: ")[1].split(".")[0], m[1]["content"]
+roles = [role(r)[0] for r in reqs]
+want_roles = ["code agent, mode: seed", "debug agent", "code agent, mode: repair", "code agent, mode: seed",
+              "profile agent, mode: algorithmic refinement", "code agent, mode: algorithmic refinement",
+              "profile agent, mode: algorithmic refinement",
+              "profile agent, mode: parallel mapping", "profile agent, mode: parallel mapping",
+              "code agent, mode: hardware tuning (Parallel mapping)",
+              "profile agent, mode: tensor tiling", "code agent, mode: hardware tuning (Tensor tiling)",
+              "profile agent, mode: memory optimization", "code agent, mode: hardware tuning (Memory optimization)"]
+assert roles == want_roles, "\n".join(roles)
+users = [role(r)[1] for r in reqs]
+# The debug agent gets the compile error log; the code agent gets its diagnosis, not the raw log.
+assert "relu_that_does_not_exist" in users[1] and "Error log:" in users[1]
+assert "critical_issue" in users[2] and "Error log:" not in users[2]
+# Seed 2 learns seed 1's approach, never its code.
+assert "Earlier seeds used these approaches" in users[3] and "relu_that_does_not_exist(x + b)" not in users[3]
+assert "flat 1D blocks" not in users[3].split("Reference")[1]
+# The profile agent on the CPU is told why there are no metrics.
+assert "metrics unavailable: cpu device" in users[4]
+# The malformed reply is retried once, without carrying the malformed text.
+assert "could not be used" in users[8] and "I think the grid is fine" not in users[8]
+# Later stages carry only the current best kernel and the decisions, never a rejected attempt.
+for u in users[10:]:
+    assert "TUNE-SLOW-MARKER" not in u, "a rejected candidate leaked into a later prompt"
+    assert "flat 1D blocks of 1024" in u
+assert "not worth optimizing" in users[10] and "Decisions so far" in users[10]
+# Prompts carry the device facts.
+assert all("Target: CPU with Triton's interpreter" in json.loads(r["body"])["messages"][0]["content"] for r in reqs)
+decisions = [json.loads(l) for l in open(os.path.join(run, "decisions.jsonl"))]
+assert any(d.get("event") == "malformed_reply" and d["action"] == "retry once" for d in decisions)
+assert any("not worth optimizing" in d.get("text", "") for d in decisions)
+calls = [f for f in os.listdir(os.path.join(run, "calls")) if f.endswith(".json")]
+assert len(calls) == 14, len(calls)
+meta = json.load(open(os.path.join(run, "calls", sorted(calls)[0])))
+assert meta["template"] == "code.seed" and meta["prompt_tokens"] > 0 and meta["latency_ms"] >= 0
+summary = json.load(open(os.path.join(run, "summary.json")))
+assert summary["found"] and summary["usage"]["calls"] == 14 and summary["candidate"] == "seed1.r1.refine"
+PY
+
+# --- a second identical run is answered from the caches: no LLM call, no evaluation repeated
+start_mock "$P/full.json"
+run_egg optimize $FAST --run-dir "$TMP/again" "$TASK"
+expect_rc 0 "a repeated run succeeds"
+check "a repeated run pays for no LLM call (all from the reply cache)" test "$(mock_requests)" -eq 0
+
+# --- ablations
+start_mock "$P/minimal.json"
+run_egg optimize $FAST --no-cache --no-multi-seed --no-refine --no-hw-tune --run-dir "$TMP/minimal" "$TASK"
+expect_rc 0 "--no-multi-seed --no-refine --no-hw-tune"
+check "the ablated run made only the seed, debug and repair calls" test "$(mock_requests)" -eq 3
+check "its trajectory ends at the repaired seed" python3 -c "
+import json; t = json.load(open('$TMP/minimal/trajectory.json'))
+assert [s['candidate'] for s in t] == ['seed1', 'seed1.r1'], t"
+
+start_mock "$P/single.json"
+run_egg optimize $FAST --no-cache --single-agent --no-multi-seed --stages mapping --run-dir "$TMP/single" "$TASK"
+expect_rc 0 "--single-agent"
+check "the single agent replaces the debug and profile agents" python3 - "$MOCK_LOG" "$TMP/single" <<'PY'
+import json, sys, os
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+sysmsgs = [json.loads(r["body"])["messages"][0]["content"] for r in reqs]
+assert len(reqs) == 4 and not any("debug agent" in s or "profile agent" in s for s in sysmsgs)
+t = json.load(open(os.path.join(sys.argv[2], "trajectory.json")))
+assert [s["stage"] for s in t if s["kind"] == "selection"] == ["refine", "mapping"]
+users = [json.loads(r["body"])["messages"][1]["content"] for r in reqs]
+assert "Error log:" in users[1], "the single agent reads the error log itself"
+PY
+
+start_mock "$P/topk.json"
+run_egg optimize $FAST --no-cache --no-refine --stages mapping --top-k 2 --run-dir "$TMP/topk" "$TASK"
+expect_rc 0 "--top-k 2"
+check "--top-k 2 tunes both seeds and keeps the best of all" python3 - "$TMP/topk" <<'PY'
+import json, sys, os
+t = json.load(open(os.path.join(sys.argv[1], "trajectory.json")))
+tuned = [(s["candidate"], s["parent"], s["accepted"]) for s in t if s["kind"] == "selection"]
+assert tuned == [("mapping.k1", "seed1.r1", True), ("mapping.k2", "seed2", False)], tuned
+assert json.load(open(os.path.join(sys.argv[1], "summary.json")))["candidate"] == "mapping.k1"
+PY
+
+start_mock "$P/novalid.json"
+run_egg optimize $FAST --no-cache --no-multi-seed --seed-repairs 1 --run-dir "$TMP/novalid" "$TASK"
+expect_rc 1 "no valid kernel"
+expect_err "^egg: rejected: no valid kernel for" "the rejection says no valid kernel was found"
+
+stop_mock
+run_egg optimize $FAST --no-cache --base-url http://127.0.0.1:9 --llm-attempts 1 --run-dir "$TMP/nollm" "$TASK"
+expect_rc 3 "an unreachable LLM is an infrastructure failure"
+
+run_egg optimize $FAST "$TMP/nope.py"
+expect_rc 2 "an unreadable task"
+
+finish

@@ -1,0 +1,26 @@
+# approach: one program per block of 64 elements (flat 1D blocks)
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def brs_kernel(x_ptr, b_ptr, out_ptr, n_cols, n_elem, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elem
+    x = tl.load(x_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs % n_cols, mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(x + b, 0.0) * 1.5, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(n))
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        brs_kernel[(triton.cdiv(n, 64),)](x, self.bias, out, x.shape[-1], n, BLOCK=64)
+        return out

@@ -1,0 +1,77 @@
+/* test_reply.c: code and JSON extraction from agent replies; the acceptance rule. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/agents/reply.h"
+#include "../../src/pipeline/pipeline.h"
+#include "unit.h"
+
+static int code_is(const char *reply, const char *want)
+{
+	char why[256];
+	char *got = reply_extract_code(reply, why, sizeof(why));
+	int ok = got && !strcmp(got, want);
+	if (!ok)
+		printf("#   got: %s (%s)\n", got ? got : "NULL", got ? "" : why);
+	free(got);
+	return ok;
+}
+
+static int code_fails(const char *reply, const char *reason)
+{
+	char why[256] = "";
+	char *got = reply_extract_code(reply, why, sizeof(why));
+	int ok = !got && strstr(why, reason);
+	if (!ok)
+		printf("#   got: %s; why: %s\n", got ? got : "NULL", why);
+	free(got);
+	return ok;
+}
+
+void suite_reply(void)
+{
+	char why[256];
+	json_t *j;
+
+	CHECK(code_is("Here you go:\n```python\nimport torch\nclass ModelNew:\n    pass\n```\nDone.",
+		      "import torch\nclass ModelNew:\n    pass\n"),
+	      "one fenced python block is extracted without the prose around it");
+	CHECK(code_is("```python\nclass Helper:\n    pass\n```\ntext\n```python\nclass ModelNew:\n    v = 1\n```\n"
+		      "and a revision:\n```py\nclass ModelNew:\n    v = 2\n```\n",
+		      "class ModelNew:\n    v = 2\n"),
+	      "with several blocks, the last one that defines ModelNew wins");
+	CHECK(code_is("```bash\npip install x\n```\n```\nclass ModelNew:\n    pass\n```\n", "class ModelNew:\n    pass\n"),
+	      "a bare fence counts as Python; other languages do not");
+	CHECK(code_is("Sure.\nimport torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n",
+		      "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n"),
+	      "a reply without fences is taken from its first import line");
+	CHECK(code_fails("```python\nimport torch\nclass ModelNew:\n    def forward(self", "cut off"),
+	      "an unclosed fence is a truncated reply");
+	CHECK(code_fails("```python\nimport torch\n```\n", "defines class ModelNew"),
+	      "blocks without ModelNew are refused");
+	CHECK(code_fails("I cannot help with that.", "no Python file"), "prose alone is refused");
+
+	j = reply_extract_json("```json\n{\"bottleneck\": \"b\", \"modification_plan\": \"p\", \"extra\": 1}\n```",
+			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	CHECK(j && json_object_size(j) == 2, "a fenced JSON reply is parsed and extra fields dropped");
+	json_decref(j);
+	j = reply_extract_json("My analysis: {\"worth_optimizing\": \"No\", \"bottleneck\": \"x {y}\", "
+			       "\"modification_plan\": \"keep\"} That is all.", SCHEMA_PROFILE_REFINE, why, sizeof(why));
+	CHECK(j && !strcmp(json_string_value(json_object_get(j, "worth_optimizing")), "no"),
+	      "a bare object in prose is found (braces inside strings too) and yes/no normalised");
+	json_decref(j);
+	j = reply_extract_json("{\"bottleneck\": \"b\"}", SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	CHECK(!j && strstr(why, "modification_plan"), "a missing field is malformed and named");
+	j = reply_extract_json("{\"critical_issue\": 3, \"modification_plan\": \"p\"}", SCHEMA_DEBUG, why, sizeof(why));
+	CHECK(!j && strstr(why, "critical_issue"), "a wrongly typed field is malformed and named");
+	j = reply_extract_json("{\"worth_optimizing\": \"maybe\", \"bottleneck\": \"b\", \"modification_plan\": \"p\"}",
+			       SCHEMA_PROFILE_REFINE, why, sizeof(why));
+	CHECK(!j && strstr(why, "yes"), "worth_optimizing must be yes or no");
+	j = reply_extract_json("{\"bottleneck\": \"b\", \"modification_pl", SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	CHECK(!j && strstr(why, "cut off"), "a truncated object is malformed");
+
+	CHECK(pipeline_faster(0.90, 0.01, 1.0, 0.01), "10%% faster with 1%% spreads is accepted");
+	CHECK(!pipeline_faster(0.985, 0.001, 1.0, 0.001), "1.5%% faster is under the 2%% floor and rejected");
+	CHECK(!pipeline_faster(0.85, 0.10, 1.0, 0.10), "15%% faster with 10%% spreads each is within the noise and rejected");
+	CHECK(!pipeline_faster(1.0, 0.0, 1.0, 0.0), "equal times are rejected");
+}

@@ -118,6 +118,12 @@ static double parse_number(const char *s)
 	return end != tmp && !*end ? v : NAN;
 }
 
+/* Whether the line at `start` is one of ncu's own "==PROF==" messages. */
+static int ncu_message(const char *text, size_t len, size_t start)
+{
+	return start + 2 <= len && text[start] == '=' && text[start + 1] == '=';
+}
+
 static long column(const struct strvec *header, const char *name)
 {
 	for (size_t i = 0; i < header->n; i++)
@@ -139,7 +145,7 @@ int ncu_parse(const char *text, size_t len, struct ncu_report *out, char *why, s
 		strvec_clear(&row);
 		if (!ncu_csv_record(text, len, &pos, &row))
 			break;
-		if (!strncmp(text + start, "==", 2) || (row.n == 1 && !*row.v[0]))
+		if (ncu_message(text, len, start) || (row.n == 1 && !*row.v[0]))
 			continue;
 		if (!have_header) {
 			if (column(&row, "Kernel Name") < 0)
@@ -169,7 +175,7 @@ int ncu_parse(const char *text, size_t len, struct ncu_report *out, char *why, s
 			strvec_clear(&row);
 			if (!ncu_csv_record(text, len, &pos, &row))
 				break;
-			if (!strncmp(text + start, "==", 2))
+			if (ncu_message(text, len, start))
 				continue;
 		}
 		if (row.n < header.n)

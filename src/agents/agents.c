@@ -62,13 +62,19 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 	char why[256];
 	json_t *meta;
 	char *text = NULL;
+	int rc;
 
 	if (agents_over_budget(a, why, sizeof(why))) {
 		err_set(ERR_INFRA, "%s", why);
 		*outcome = AGENT_BUDGET;
 		return NULL;
 	}
-	if (llm_call(a->llm, &req, &res) < 0) {
+	if (a->llm_gate)
+		gate_enter(a->llm_gate);
+	rc = llm_call(a->llm, &req, &res);
+	if (a->llm_gate)
+		gate_leave(a->llm_gate);
+	if (rc < 0) {
 		meta = json_pack("{s:s, s:i}", "outcome", "llm_error", "attempts", res.attempts);
 		json_object_set_new(meta, "error", json_string(err_msg()));
 		recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, "", meta);

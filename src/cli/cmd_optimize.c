@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../bench/runner.h"
 #include "../pipeline/pipeline.h"
+#include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -77,43 +79,41 @@ void optimize_print_table(FILE *f, const char *task, const char *device, const j
 	}
 }
 
-static char *default_run_dir(const char *store, const char *task)
+/* A run id: UTC time plus a random suffix, e.g. 20261129-101500-3f9a. */
+char *optimize_run_id(const char *hint)
 {
-	const char *base = strrchr(task, '/');
-	char stamp[32];
+	char stamp[32], rnd[8];
 	time_t t = time(NULL);
 	struct tm tm;
-	char *stem, *dot, *dir;
-	base = base ? base + 1 : task;
-	stem = xstrdup(base);
-	dot = strrchr(stem, '.');
-	if (dot)
-		*dot = '\0';
+	FILE *f = fopen("/dev/urandom", "rb");
+	unsigned v = (unsigned)time_mono_ms();
+	if (f) {
+		if (fread(&v, sizeof(v), 1, f) != 1)
+			v ^= (unsigned)t;
+		fclose(f);
+	}
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	dir = xasprintf("%s/optimize/%s-%s-%d", store, stem, stamp, (int)(time_mono_ms()) % 1000);
-	free(stem);
-	return dir;
+	snprintf(rnd, sizeof(rnd), "%04x", v & 0xffff);
+	return hint ? xasprintf("%s-%s-%s", stamp, hint, rnd) : xasprintf("%s-%s", stamp, rnd);
 }
 
 int cmd_optimize(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
 	struct optimize_flags fl;
-	struct pipeline_opts po;
-	struct eval_opts eo;
-	struct buf task = BUF_INIT;
-	struct worker *w = NULL;
+	struct run_ctx rc;
+	struct task_state ts;
+	struct store *store = NULL;
+	struct pool *pool = NULL;
 	struct llm *llm = NULL;
-	struct recorder *rec = NULL;
-	struct agents agents;
-	struct pipeline_env env;
-	struct pipeline_result res = { 0 };
-	json_t *facts = NULL, *baseline = NULL, *summary = NULL;
-	char *run_dir = NULL, *out_path = NULL, *device_text = NULL, *log_path = NULL, *cache = NULL, *ecache = NULL;
-	const char *device, *kind;
+	json_t *res_rows, *config = NULL;
+	char *run_id = NULL, *runs_dir = NULL, *cache = NULL, *ecache = NULL, *stem = NULL, *group = NULL;
+	const char *device, *kind, *status;
 	int code;
 
+	memset(&rc, 0, sizeof(rc));
+	memset(&ts, 0, sizeof(ts));
 	optimize_flags_init(&fl);
 	code = cmd_parse(self, optimize_options(&fl), CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
 	if (code) {
@@ -130,115 +130,112 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		code = err_usage("unknown device '%s' (use cpu, cuda or cuda:N)", device);
 		goto out;
 	}
-	if (optimize_flags_apply(&fl, device, &po, &eo) < 0 || fs_read(ctx.args.v[0], &task) < 0) {
+	if (optimize_flags_apply(&fl, device, &rc.po, &rc.eo) < 0 || !fs_exists(ctx.args.v[0])) {
+		if (!err_msg()[0] || err_kind() == ERR_NONE)
+			err_set(ERR_INPUT, "cannot read task '%s': no such file", ctx.args.v[0]);
 		code = err_report();
 		goto out;
 	}
-	llm = llm_new(&ctx.cfg, ctx.cfg.cache);
-	if (!llm) {
-		code = err_report();
-		goto out;
-	}
-	run_dir = fl.run_dir ? xstrdup(fl.run_dir) : default_run_dir(ctx.cfg.store, ctx.args.v[0]);
-	rec = recorder_open(run_dir, NULL);
-	if (!rec) {
-		code = err_report();
-		goto out;
-	}
-	cache = fs_join(ctx.cfg.store, "baselines");
-	eo.cache_dir = ctx.cfg.cache ? cache : NULL;
-	ecache = fs_join(ctx.cfg.store, "eval-cache");
-	log_path = fs_join(run_dir, "worker.log");
-	w = worker_new(&ctx.cfg, kind, log_path);
-	if (!ctx.json)
-		fprintf(stderr, "egg: optimizing '%s' on %s; run folder %s\n", ctx.args.v[0], device, run_dir);
-	facts = eval_device_facts(w, device);
-	if (!facts) {
-		code = err_report();
-		goto out;
-	}
-	baseline = eval_baseline(w, &eo, buf_str(&task));
-	if (!baseline) {
-		code = err_report();
-		goto out;
-	}
-	device_text = optimize_device_text(facts, device);
 	{
-		json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:O}", "egg", EGG_VERSION, "task",
-					ctx.args.v[0], "device", device, "device_text", device_text, "model", ctx.cfg.model,
-					"provider", ctx.cfg.provider, "baseline", baseline, "device_facts", facts,
-					"worker", worker_hello(w) ? worker_hello(w) : json_null());
-		json_object_set_new(run, "options", optimize_flags_json(&fl, &po, &eo));
-		recorder_write_json(rec, "run.json", run);
-		json_decref(run);
-	}
-	memset(&agents, 0, sizeof(agents));
-	agents.llm = llm;
-	agents.rec = rec;
-	agents.device_facts = device_text;
-	agents.precision_note = optimize_precision_note(eo.precision);
-	agents.task_source = buf_str(&task);
-	agents.max_tokens = fl.max_tokens;
-	agents.max_cost = fl.max_cost;
-	memset(&env, 0, sizeof(env));
-	env.worker = w;
-	env.eval = eo;
-	env.baseline = baseline;
-	env.agents = &agents;
-	env.rec = rec;
-	env.task_source = buf_str(&task);
-	env.eval_cache_dir = ctx.cfg.cache ? ecache : NULL;
-	if (!ctx.json && !fl.quiet)
-		env.progress = optimize_progress_stderr;
-	pipeline_run(&env, &po, &res);
-
-	out_path = fl.output ? xstrdup(fl.output) : fs_join(run_dir, "final.py");
-	if (res.found) {
-		struct buf text = BUF_INIT;
-		buf_addf(&text, "%s", res.source);
-		if (fs_write_atomic(out_path, text.data, text.len) < 0) {
-			buf_release(&text);
+		struct buf probe = BUF_INIT;
+		int bad = fs_read(ctx.args.v[0], &probe) < 0;
+		buf_release(&probe);
+		if (bad) {
 			code = err_report();
 			goto out;
 		}
-		buf_release(&text);
 	}
-	summary = optimize_summary(ctx.args.v[0], device, run_dir, res.found ? out_path : NULL, baseline, &res,
-				   &agents);
-	recorder_write_json(rec, "summary.json", summary);
-	if (!ctx.json || fl.table)
-		optimize_print_table(stderr, ctx.args.v[0], device, baseline, res.stage_rows);
-	if (ctx.json)
-		cmd_print_json(json_incref(summary));
-	else if (res.found)
-		printf("%s\n", out_path);
-	if (res.infra) {
-		err_set(ERR_INFRA, "%s%s", res.stop_reason, res.found ? " (the best kernel so far was written)" : "");
+	llm = llm_new(&ctx.cfg, ctx.cfg.cache);
+	if (!llm || !(store = store_open(ctx.cfg.store))) {
 		code = err_report();
-	} else if (!res.found) {
-		err_set(ERR_REJECTED, "no valid kernel for '%s'%s%s", ctx.args.v[0], res.budget ? ": " : "",
-			res.budget ? res.stop_reason : "");
+		goto out;
+	}
+	ts.task_id = runner_task_id(ctx.args.v[0], &group);
+	stem = xstrdup(strstr(ts.task_id, "__") ? strstr(ts.task_id, "__") + 2 : ts.task_id);
+	run_id = optimize_run_id(stem);
+	runs_dir = xasprintf("%s/runs/%s", ctx.cfg.store, run_id);
+	config = json_pack("{s:s, s:s, s:s?, s:o}", "device", device, "task", ctx.args.v[0], "model", ctx.cfg.model,
+			   "options", optimize_flags_json(&fl, &rc.po, &rc.eo));
+	if (store_run_create(store, run_id, "optimize", config) < 0 ||
+	    store_task_add(store, run_id, ts.task_id, ctx.args.v[0], group, "") < 0) {
+		code = err_report();
+		goto out;
+	}
+	pool = pool_new(&ctx.cfg, &device, 1, 1, runs_dir);
+	cache = fs_join(ctx.cfg.store, "baselines");
+	ecache = fs_join(ctx.cfg.store, "eval-cache");
+	rc.cfg = &ctx.cfg;
+	rc.store = store;
+	rc.run_id = run_id;
+	rc.runs_dir = runs_dir;
+	rc.pool = pool;
+	rc.llm = llm;
+	rc.task_max_tokens = fl.max_tokens;
+	rc.task_max_cost = fl.max_cost;
+	rc.baseline_cache = ctx.cfg.cache ? cache : NULL;
+	rc.eval_cache = ctx.cfg.cache ? ecache : NULL;
+	rc.print_progress = !ctx.json && !fl.quiet;
+	pthread_mutex_init(&rc.mu, NULL);
+	ts.path = ctx.args.v[0];
+	ts.group = group;
+	ts.run_dir = fl.run_dir ? xstrdup(fl.run_dir) : NULL;
+	if (!ctx.json)
+		fprintf(stderr, "egg: optimizing '%s' on %s; run %s\n", ctx.args.v[0], device, run_id);
+	runner_task(&rc, &ts);
+	store_run_set_status(store, run_id, "done");
+
+	status = json_string_value(json_object_get(ts.result, "status"));
+	res_rows = json_object_get(ts.result, "stages");
+	if (json_is_true(json_object_get(ts.result, "found")) && fl.output) {
+		const char *final = json_string_value(json_object_get(ts.result, "final_kernel"));
+		struct buf k = BUF_INIT;
+		if (fs_read(final, &k) < 0 || fs_write_atomic(fl.output, k.data, k.len) < 0) {
+			buf_release(&k);
+			code = err_report();
+			goto out;
+		}
+		buf_release(&k);
+		json_object_set_new(ts.result, "final_kernel", json_string(fl.output));
+	}
+	json_object_set_new(ts.result, "run_id", json_string(run_id));
+	if ((!ctx.json || fl.table) && res_rows)
+		optimize_print_table(stderr, ctx.args.v[0], device, json_object_get(ts.result, "eager_ms") &&
+				     !json_is_null(json_object_get(ts.result, "eager_ms")) ? ts.result : NULL, res_rows);
+	if (ctx.json)
+		cmd_print_json(json_incref(ts.result));
+	else if (json_is_true(json_object_get(ts.result, "found")))
+		printf("%s\n", json_string_value(json_object_get(ts.result, "final_kernel")));
+	if (!strcmp(ts.error_kind, "input")) {
+		err_set(ERR_INPUT, "%s", json_string_value(json_object_get(ts.result, "stop_reason")) ?: "bad task");
+		code = err_report();
+	} else if (!strcmp(status ?: "", "failed")) {
+		err_set(ERR_INFRA, "%s%s", json_string_value(json_object_get(ts.result, "stop_reason")) ?: "failed",
+			json_is_true(json_object_get(ts.result, "found")) ? " (the best kernel so far was written)" : "");
+		code = err_report();
+	} else if (!json_is_true(json_object_get(ts.result, "found"))) {
+		const char *why = json_string_value(json_object_get(ts.result, "stop_reason"));
+		err_set(ERR_REJECTED, "no valid kernel for '%s'%s%s", ctx.args.v[0], why ? ": " : "", why ? why : "");
 		code = err_report();
 	} else {
-		if (res.budget && !ctx.json)
-			fprintf(stderr, "egg: stopped early: %s\n", res.stop_reason);
+		if (!strcmp(ts.error_kind, "budget") && !ctx.json)
+			fprintf(stderr, "egg: stopped early: %s\n",
+				json_string_value(json_object_get(ts.result, "stop_reason")));
 		code = EXIT_DONE;
 	}
 out:
-	pipeline_result_clear(&res);
-	json_decref(summary);
-	json_decref(facts);
-	json_decref(baseline);
-	recorder_close(rec);
-	worker_free(w);
+	json_decref(ts.result);
+	free(ts.task_id);
+	free(ts.run_dir);
+	json_decref(config);
+	pool_free(pool);
+	store_close(store);
 	llm_free(llm);
-	free(run_dir);
-	free(out_path);
-	free(device_text);
-	free(log_path);
+	free(run_id);
+	free(runs_dir);
 	free(cache);
 	free(ecache);
-	buf_release(&task);
+	free(stem);
+	free(group);
 	cmd_ctx_clear(&ctx);
 	return code;
 }

@@ -39,6 +39,8 @@ json_t *optimize_summary(const char *task, const char *device, const char *run_d
 void optimize_progress_stderr(void *ctx, const char *stage, const char *text);
 char *optimize_device_text(const json_t *facts, const char *device);
 const char *optimize_precision_note(const char *precision);
+/* A new run id (UTC time, `hint`, random suffix); owned. */
+char *optimize_run_id(const char *hint);
 void optimize_print_table(FILE *f, const char *task, const char *device, const json_t *baseline,
 			  const json_t *rows);
 

@@ -32,6 +32,8 @@ static json_t *base_request(const char *op, const struct eval_opts *o, const cha
 	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:f}", "op", op, "device", o->device,
 			      "task_source", task_source, "warmup", o->warmup, "iters", o->iters,
 			      "precision", o->precision, "timeout_s", o->timeout_s);
+	if (o->lock)
+		json_object_set_new(r, "lock", json_string(o->lock));
 	if (o->atol >= 0)
 		json_object_set_new(r, "atol", json_real(o->atol));
 	if (o->rtol >= 0)

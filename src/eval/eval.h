@@ -18,6 +18,7 @@ struct eval_opts {
 	double speedup_bound;	/* re-measure in a fresh process beyond this */
 	int timing;		/* time the candidate (0: correctness only) */
 	const char *cache_dir;	/* baseline cache folder; NULL: no cache */
+	const char *lock;	/* device lock key for timing and profiling (NULL: the device) */
 };
 
 /* Defaults for a device: 5 trials, fp32, 1e-4 (fp16/bf16: 1e-2), and 10+100

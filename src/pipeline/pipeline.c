@@ -131,7 +131,9 @@ static json_t *evaluate(struct pipe *p, const char *source)
 	char *path = cache_path(p, "eval", source);
 	json_t *res = cache_get(path);
 	if (!res) {
-		res = eval_candidate(p->env->worker, &p->env->eval, p->env->task_source, source, p->env->baseline);
+		struct pool_slot *slot = pool_acquire(p->env->pool, p->env->device);
+		res = eval_candidate(slot->worker, &p->env->eval, p->env->task_source, source, p->env->baseline);
+		pool_release(p->env->pool, slot);
 		if (!res) {
 			snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
 			p->out->infra = 1;
@@ -156,8 +158,10 @@ static json_t *profile(struct pipe *p, struct cand *c)
 	path = cache_path(p, "profile", c->source);
 	c->profile = cache_get(path);
 	if (!c->profile) {
+		struct pool_slot *slot = pool_acquire(p->env->pool, p->env->device);
 		progress(p, c->stage, "profiling %s", c->id);
-		c->profile = profile_candidate(p->env->worker, &p->env->eval, p->env->task_source, c->source);
+		c->profile = profile_candidate(slot->worker, &p->env->eval, p->env->task_source, c->source);
+		pool_release(p->env->pool, slot);
 		if (json_is_true(json_object_get(c->profile, "available")))
 			cache_put(p, path, c->profile);
 	}

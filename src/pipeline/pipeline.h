@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "../agents/agents.h"
+#include "../bench/pool.h"
 #include "../agents/stages.h"
 #include "../eval/eval.h"
 #include "record.h"
@@ -24,8 +25,9 @@ void pipeline_opts_init(struct pipeline_opts *o);
 
 /* What the pipeline needs; all borrowed. */
 struct pipeline_env {
-	struct worker *worker;
-	struct eval_opts eval;
+	struct pool *pool;		/* eval workers; the task uses device `device` */
+	int device;
+	struct eval_opts eval;		/* its device and lock are the device's */
 	const json_t *baseline;		/* eager/compile times, or NULL */
 	struct agents *agents;
 	struct recorder *rec;

@@ -29,6 +29,8 @@ json_t *profile_candidate(struct worker *w, const struct eval_opts *o, const cha
 	req = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:f, s:i, s:i}", "op", "profile", "device", o->device,
 			"task_source", task_source, "kernel_source", kernel_source, "ncu_args", jargs,
 			"precision", o->precision, "timeout_s", 240.0, "warmup", 3, "calls", 1);
+	if (o->lock)
+		json_object_set_new(req, "lock", json_string(o->lock));
 	res = worker_call(w, req, 240000 + 120000);
 	json_decref(req);
 	if (!res) {
@@ -57,6 +59,9 @@ json_t *profile_candidate(struct worker *w, const struct eval_opts *o, const cha
 		ncu_report_clear(&rep);
 		json_object_set_new(out, "available", json_true());
 		json_object_set(out, "seconds", json_object_get(res, "seconds"));
+		json_object_set(out, "lock", json_object_get(res, "lock"));
+		json_object_set(out, "locked_at", json_object_get(res, "locked_at"));
+		json_object_set(out, "released_at", json_object_get(res, "released_at"));
 	}
 	json_decref(res);
 	return out;

@@ -41,19 +41,38 @@ def _seed() -> int:
     return secrets.randbits(62)
 
 
+class Held:
+    """What a held device lock records: its key, the wait, and the wall-clock
+    interval it was held (epoch seconds), for exclusivity checks."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.waited = 0.0
+        self.start = 0.0
+        self.end = 0.0
+
+    def as_dict(self) -> dict:
+        return {"lock": self.key, "lock_wait_s": self.waited, "locked_at": self.start, "released_at": self.end}
+
+
 @contextlib.contextmanager
-def device_lock(device: str):
+def device_lock(job: dict):
     """Exclusive use of one device for timing and profiling, across all
-    workers on this machine (flock; released if the holder dies)."""
+    workers on this machine (flock; released if the holder dies). The key is
+    the job's "lock" (egg's device slot) or its device."""
+    key = str(job.get("lock") or job.get("device", "cpu")).replace(":", "-").replace("/", "-")
     lock_dir = os.environ.get("EGG_LOCK_DIR", tempfile.gettempdir())
-    name = device.replace(":", "-")
-    path = os.path.join(lock_dir, f"egg-device-{name}.lock")
+    path = os.path.join(lock_dir, f"egg-device-{key}.lock")
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    held = Held(key)
     t0 = time.monotonic()
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield time.monotonic() - t0
+        held.waited = time.monotonic() - t0
+        held.start = time.time()
+        yield held
     finally:
+        held.end = time.time()
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
@@ -213,7 +232,7 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     warmup = int(job.get("warmup", 10))
     iters = int(job.get("iters", 100))
     base_seed, seed = _seed(), _seed()
-    with device_lock(job.get("device", "cpu")) as waited:
+    with device_lock(job) as held:
         c.ch.send({"cmd": "warmup", "n": warmup, "seed": _seed(), "base_seed": base_seed})
         _candidate_msg(c, deadline, "timing")
         t0 = time.perf_counter()
@@ -251,7 +270,7 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     # identical loop without the call, per iteration.
     per_call = max(0.0, (w1 - w0) * 1e3 / iters)
     res["timing"] = dict(st, warmup=warmup, clock="cuda_events" if res["device"] != "cpu" else "cpu_perf_counter",
-                         host_median=hst["median"], wall_per_call_ms=per_call, lock_wait_s=waited)
+                         host_median=hst["median"], wall_per_call_ms=per_call, **held.as_dict())
     res["kernel_ms"] = st["median"]
     if st["mean"] < 0.5 * per_call - 0.05:
         raise Verdict("integrity", f"reported kernel time ({st['mean']:.4f} ms mean) disagrees with the trusted "
@@ -272,7 +291,7 @@ def run_baseline(ctx: dict, job: dict) -> dict:
                  warmup=int(job.get("warmup", 10)), iters=int(job.get("iters", 100)),
                  compile=bool(job.get("compile", True)), compile_mode=job.get("compile_mode", "default"))
     try:
-        with device_lock(common["device"]):
+        with device_lock(job) as held:
             b = spawn(reference.baseline, "baseline", os.path.join(scratch.path, "baseline.log"), b_job)
             try:
                 msg = _reference_msg(b, deadline)
@@ -284,7 +303,7 @@ def run_baseline(ctx: dict, job: dict) -> dict:
                "eager_ms": msg["eager"]["median"], "eager": msg["eager"],
                "compile_ms": msg.get("compiled", {}).get("median"), "compiled": msg.get("compiled"),
                "compile_s": msg.get("compile_s"), "compile_error": msg.get("compile_error"),
-               "compile_mode": b_job["compile_mode"]}
+               "compile_mode": b_job["compile_mode"], **held.as_dict()}
         return out
     finally:
         sweep_orphans(set())
@@ -311,7 +330,7 @@ def run_profile(ctx: dict, job: dict) -> dict:
     env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in ("KEY", "TOKEN", "SECRET"))}
     t0 = time.monotonic()
     try:
-        with device_lock(common["device"]):
+        with device_lock(job) as held:
             try:
                 p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env,
                                    cwd=scratch.path, start_new_session=True)
@@ -323,7 +342,7 @@ def run_profile(ctx: dict, job: dict) -> dict:
             except FileNotFoundError:
                 return {"rc": None, "csv": "", "error": f"ncu not found at '{ncu}'"}
         return {"rc": rc, "csv": out[-(8 << 20):], "stderr_tail": trim(err, 3000),
-                "seconds": time.monotonic() - t0}
+                "seconds": time.monotonic() - t0, **held.as_dict()}
     finally:
         sweep_orphans(set())
         scratch.remove()

@@ -1,0 +1,248 @@
+/* runner.c: one task: baseline, pipeline, final kernel, store rows, result summary. */
+#include "runner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli/optimize.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/hash.h"
+#include "../util/timeutil.h"
+
+void gate_init(struct gate *g, int limit)
+{
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->limit = limit > 0 ? limit : 1;
+	g->held = 0;
+}
+
+void gate_enter(struct gate *g)
+{
+	pthread_mutex_lock(&g->mu);
+	while (g->held >= g->limit)
+		pthread_cond_wait(&g->cv, &g->mu);
+	g->held++;
+	pthread_mutex_unlock(&g->mu);
+}
+
+void gate_leave(struct gate *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->held--;
+	pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+char *runner_task_id(const char *path, char **group)
+{
+	char *copy = xstrdup(path), *slash = strrchr(copy, '/'), *stem, *dot, *id;
+	const char *grp = "tasks";
+	if (slash) {
+		*slash = '\0';
+		stem = slash + 1;
+		grp = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
+		if (!*grp || !strcmp(grp, "."))
+			grp = "tasks";
+	} else {
+		stem = copy;
+	}
+	dot = strrchr(stem, '.');
+	if (dot)
+		*dot = '\0';
+	id = xasprintf("%s__%s", grp, stem);
+	for (char *p = id; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') &&
+		    *p != '_' && *p != '-' && *p != '.')
+			*p = '_';
+	if (group)
+		*group = xstrdup(grp);
+	free(copy);
+	return id;
+}
+
+/* ---- the store sink: recorder events become rows ---- */
+
+struct sink_ctx {
+	struct run_ctx *rc;
+	struct task_state *ts;
+};
+
+static void sink_call(void *ctx, json_t *call)
+{
+	struct sink_ctx *s = ctx;
+	store_add_call(s->rc->store, s->rc->run_id, s->ts->task_id, call);
+	pthread_mutex_lock(&s->rc->mu);
+	s->ts->tokens += (long)(json_integer_value(json_object_get(call, "prompt_tokens")) +
+				json_integer_value(json_object_get(call, "completion_tokens")));
+	if (!json_is_true(json_object_get(call, "cached")))
+		s->ts->cost += json_number_value(json_object_get(call, "cost_usd"));
+	pthread_mutex_unlock(&s->rc->mu);
+	err_clear();
+}
+
+static void sink_candidate(void *ctx, const char *id, const char *stage, const char *source, json_t *eval)
+{
+	struct sink_ctx *s = ctx;
+	store_add_candidate(s->rc->store, s->rc->run_id, s->ts->task_id, id, stage, source, eval);
+	err_clear();
+}
+
+static void sink_profile(void *ctx, const char *id, json_t *profile)
+{
+	struct sink_ctx *s = ctx;
+	store_add_profile(s->rc->store, s->rc->run_id, s->ts->task_id, id, profile);
+	err_clear();
+}
+
+static void sink_decision(void *ctx, json_t *d)
+{
+	struct sink_ctx *s = ctx;
+	store_add_decision(s->rc->store, s->rc->run_id, s->ts->task_id, d);
+	err_clear();
+}
+
+static void sink_step(void *ctx, json_t *step)
+{
+	struct sink_ctx *s = ctx;
+	store_add_step(s->rc->store, s->rc->run_id, s->ts->task_id, step);
+	err_clear();
+}
+
+static void progress(void *ctx, const char *stage, const char *text)
+{
+	struct sink_ctx *s = ctx;
+	pthread_mutex_lock(&s->rc->mu);
+	snprintf(s->ts->stage, sizeof(s->ts->stage), "%s", stage);
+	pthread_mutex_unlock(&s->rc->mu);
+	if (s->rc->print_progress)
+		fprintf(stderr, "egg: [%s] %s\n", stage, text);
+}
+
+static void finish(struct run_ctx *rc, struct task_state *ts, const char *status, const char *kind, json_t *result)
+{
+	pthread_mutex_lock(&rc->mu);
+	snprintf(ts->status, sizeof(ts->status), "%s", status);
+	snprintf(ts->error_kind, sizeof(ts->error_kind), "%s", kind);
+	json_object_set_new(result, "status", json_string(status));
+	json_object_set_new(result, "error_kind", kind[0] ? json_string(kind) : json_null());
+	json_object_set_new(result, "wall_s", json_real((time_mono_ms() - ts->started) / 1000));
+	json_object_set_new(result, "device", json_string(pool_device_name(rc->pool, ts->device)));
+	json_decref(ts->result);
+	ts->result = result;
+	ts->running = 0;
+	ts->finished = 1;
+	ts->ended = time_mono_ms();
+	pthread_mutex_unlock(&rc->mu);
+	if (rc->store)
+		store_task_finish(rc->store, rc->run_id, ts->task_id, status, result);
+	err_clear();
+}
+
+static json_t *failure(const char *task, const char *why)
+{
+	return json_pack("{s:s, s:b, s:s}", "task", task, "found", 0, "stop_reason", why);
+}
+
+void runner_task(struct run_ctx *rc, struct task_state *ts)
+{
+	struct buf task = BUF_INIT;
+	struct recorder *rec = NULL;
+	struct agents agents;
+	struct pipeline_env env;
+	struct pipeline_result res = { 0 };
+	struct sink_ctx sc = { rc, ts };
+	struct recorder_sink sink = { sink_call, sink_candidate, sink_profile, sink_decision, sink_step, &sc };
+	struct eval_opts eo = rc->eo;
+	struct pool_slot *slot;
+	json_t *facts = NULL, *baseline = NULL, *summary;
+	char *dir = ts->run_dir ? xstrdup(ts->run_dir) : fs_join(rc->runs_dir, ts->task_id);
+	char *device_text = NULL, *final_path = NULL;
+
+	pthread_mutex_lock(&rc->mu);
+	ts->running = 1;
+	ts->started = time_mono_ms();
+	snprintf(ts->stage, sizeof(ts->stage), "baseline");
+	ts->tokens = 0;
+	ts->cost = 0;
+	pthread_mutex_unlock(&rc->mu);
+	if (rc->store)
+		store_task_begin(rc->store, rc->run_id, ts->task_id);
+	eo.device = pool_device_name(rc->pool, ts->device);
+	eo.lock = pool_device_lock(rc->pool, ts->device);
+	eo.cache_dir = rc->baseline_cache;
+	if (fs_read(ts->path, &task) < 0) {
+		finish(rc, ts, "failed", "input", failure(ts->path, err_msg()));
+		goto out;
+	}
+	rec = recorder_open(dir, rc->store ? &sink : NULL);
+	if (!rec) {
+		finish(rc, ts, "failed", "infra", failure(ts->path, err_msg()));
+		goto out;
+	}
+	slot = pool_acquire(rc->pool, ts->device);
+	facts = eval_device_facts(slot->worker, eo.device);
+	baseline = facts ? eval_baseline(slot->worker, &eo, buf_str(&task)) : NULL;
+	pool_release(rc->pool, slot);
+	if (!baseline) {
+		enum err_kind k = err_kind();
+		finish(rc, ts, "failed", k == ERR_INPUT ? "input" : "infra", failure(ts->path, err_msg()));
+		goto out;
+	}
+	device_text = optimize_device_text(facts, eo.device);
+	{
+		json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "egg", EGG_VERSION, "task", ts->path,
+					"device", eo.device, "device_text", device_text, "model", rc->cfg->model,
+					"baseline", baseline, "device_facts", facts);
+		recorder_write_json(rec, "run.json", run);
+		json_decref(run);
+	}
+	memset(&agents, 0, sizeof(agents));
+	agents.llm = rc->llm;
+	agents.rec = rec;
+	agents.device_facts = device_text;
+	agents.precision_note = optimize_precision_note(eo.precision);
+	agents.task_source = buf_str(&task);
+	agents.max_tokens = rc->task_max_tokens;
+	agents.max_cost = rc->task_max_cost;
+	agents.run_budget = rc->budget;
+	agents.llm_gate = rc->llm_gate;
+	memset(&env, 0, sizeof(env));
+	env.pool = rc->pool;
+	env.device = ts->device;
+	env.eval = eo;
+	env.baseline = baseline;
+	env.agents = &agents;
+	env.rec = rec;
+	env.task_source = buf_str(&task);
+	env.eval_cache_dir = rc->eval_cache;
+	env.progress = progress;
+	env.progress_ctx = &sc;
+	pipeline_run(&env, &rc->po, &res);
+	if (res.found) {
+		final_path = fs_join(dir, "final.py");
+		if (fs_write_atomic(final_path, res.source, strlen(res.source)) < 0) {
+			free(final_path);
+			final_path = NULL;
+			err_clear();
+		}
+	}
+	summary = optimize_summary(ts->path, eo.device, dir, final_path, baseline, &res, &agents);
+	json_object_set_new(summary, "group", json_string(ts->group));
+	json_object_set_new(summary, "task_id", json_string(ts->task_id));
+	recorder_write_json(rec, "summary.json", summary);
+	finish(rc, ts, res.infra ? "failed" : "done", res.infra ? "infra" : res.budget ? "budget" : "", summary);
+out:
+	pipeline_result_clear(&res);
+	recorder_close(rec);
+	json_decref(facts);
+	json_decref(baseline);
+	free(device_text);
+	free(final_path);
+	free(dir);
+	buf_release(&task);
+}

@@ -1,0 +1,66 @@
+/* runner.h: running one task of a run (the pipeline, its records, its result) for optimize and bench. */
+#ifndef EGG_RUNNER_H
+#define EGG_RUNNER_H
+
+#include <pthread.h>
+
+#include <jansson.h>
+
+#include "../agents/agents.h"
+#include "../llm/llm.h"
+#include "../pipeline/pipeline.h"
+#include "../store/store.h"
+#include "pool.h"
+
+/* A counting gate: at most `limit` holders at once (the LLM concurrency cap). */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int limit, held;
+};
+void gate_init(struct gate *g, int limit);
+void gate_enter(struct gate *g);
+void gate_leave(struct gate *g);
+
+/* What all tasks of a run share. Borrowed pointers outlive the run. */
+struct run_ctx {
+	const struct config *cfg;
+	struct store *store;
+	const char *run_id;
+	const char *runs_dir;		/* STORE/runs/RUN_ID: task folders go here */
+	struct pool *pool;
+	struct llm *llm;
+	struct budget *budget;		/* run budget, or NULL */
+	struct gate *llm_gate;		/* LLM concurrency cap, or NULL */
+	struct pipeline_opts po;
+	struct eval_opts eo;		/* device and lock are set per task */
+	long task_max_tokens;
+	double task_max_cost;
+	const char *baseline_cache;	/* or NULL */
+	const char *eval_cache;		/* or NULL */
+	int print_progress;		/* one line per event on stderr (egg optimize) */
+	pthread_mutex_t mu;		/* guards the task states' live fields */
+};
+
+/* One task's live state (read by the progress display). */
+struct task_state {
+	char *task_id, *path, *group;
+	char *run_dir;			/* NULL: runs_dir/task_id */
+	int device;
+	int running, finished;
+	char stage[32];
+	char status[16];		/* "done", "failed" */
+	long tokens;
+	double cost;
+	double started, ended;		/* monotonic ms */
+	json_t *result;			/* the summary, owned */
+	char error_kind[8];		/* "", "input", "infra", "budget" */
+};
+
+/* Task ids from paths: GROUP__STEM, GROUP being the parent folder's name. */
+char *runner_task_id(const char *path, char **group);
+/* Runs the task to its end and records everything (store and run folder).
+ * Never fails the caller: errors become the task's failed status. */
+void runner_task(struct run_ctx *rc, struct task_state *ts);
+
+#endif

@@ -1,0 +1,427 @@
+/* store.c: SQLite-backed run store with schema migrations. */
+#include "store.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/timeutil.h"
+
+struct store {
+	sqlite3 *db;
+	pthread_mutex_t lock;
+};
+
+/* Migration i brings the schema from version i to i+1. Never edit one that
+ * has shipped; append a new one. */
+static const char *const migrations[] = {
+	"CREATE TABLE runs (id TEXT PRIMARY KEY, created TEXT NOT NULL, command TEXT NOT NULL,"
+	"  status TEXT NOT NULL, config TEXT NOT NULL, finished TEXT);"
+	"CREATE TABLE tasks (run_id TEXT NOT NULL REFERENCES runs(id), task_id TEXT NOT NULL, path TEXT NOT NULL,"
+	"  grp TEXT NOT NULL, source_hash TEXT NOT NULL, status TEXT NOT NULL, result TEXT,"
+	"  started REAL, finished REAL, ord INTEGER NOT NULL, PRIMARY KEY (run_id, task_id));"
+	"CREATE TABLE llm_calls (run_id TEXT, task_id TEXT, seq INTEGER, template TEXT, stage TEXT,"
+	"  candidate TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms REAL, cost_usd REAL,"
+	"  cached INTEGER, outcome TEXT, data TEXT, PRIMARY KEY (run_id, task_id, seq));"
+	"CREATE TABLE candidates (run_id TEXT, task_id TEXT, cand_id TEXT, stage TEXT, source TEXT,"
+	"  verdict TEXT, kernel_ms REAL, eval TEXT, seq INTEGER, PRIMARY KEY (run_id, task_id, seq));"
+	"CREATE TABLE profiles (run_id TEXT, task_id TEXT, cand_id TEXT, data TEXT, seq INTEGER,"
+	"  PRIMARY KEY (run_id, task_id, seq));"
+	"CREATE TABLE decisions (run_id TEXT, task_id TEXT, seq INTEGER, data TEXT,"
+	"  PRIMARY KEY (run_id, task_id, seq));"
+	"CREATE TABLE steps (run_id TEXT, task_id TEXT, seq INTEGER, data TEXT,"
+	"  PRIMARY KEY (run_id, task_id, seq));",
+};
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+static int fail(struct store *s, const char *what)
+{
+	err_set(ERR_INFRA, "store: %s: %s", what, sqlite3_errmsg(s->db));
+	return -1;
+}
+
+static int exec(struct store *s, const char *sql)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		err_set(ERR_INFRA, "store: %s", msg ? msg : "error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+int store_schema_version(struct store *s)
+{
+	sqlite3_stmt *st;
+	int v = 0;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int migrate(struct store *s)
+{
+	int v = store_schema_version(s);
+	if (v > NMIGRATIONS) {
+		err_set(ERR_INFRA, "store: schema version %d is newer than this egg knows (%d)", v, NMIGRATIONS);
+		return -1;
+	}
+	for (; v < NMIGRATIONS; v++) {
+		char pragma[64];
+		if (exec(s, "BEGIN IMMEDIATE") < 0)
+			return -1;
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
+		if (exec(s, migrations[v]) < 0 || exec(s, pragma) < 0) {
+			exec(s, "ROLLBACK");
+			err_prefix("store: migration %d failed", v + 1);
+			return -1;
+		}
+		if (exec(s, "COMMIT") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct store *store_open(const char *dir)
+{
+	struct store *s;
+	char *path;
+	if (fs_mkdir_p(dir) < 0)
+		return NULL;
+	s = xcalloc(1, sizeof(*s));
+	pthread_mutex_init(&s->lock, NULL);
+	path = fs_join(dir, "egg.db");
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+			    NULL) != SQLITE_OK) {
+		err_set(ERR_INFRA, "cannot open the store '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto bad;
+	}
+	sqlite3_busy_timeout(s->db, 30000);
+	if (exec(s, "PRAGMA journal_mode=WAL") < 0 || exec(s, "PRAGMA synchronous=NORMAL") < 0 ||
+	    exec(s, "PRAGMA foreign_keys=ON") < 0 || migrate(s) < 0) {
+		err_prefix("cannot prepare the store '%s'", path);
+		goto bad;
+	}
+	free(path);
+	return s;
+bad:
+	free(path);
+	sqlite3_close(s->db);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return NULL;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close(s->db);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* ---- a tiny statement helper: "s" text, "i" int64, "d" double, "j" JSON (serialised), "n" null ---- */
+
+static int run_stmt(struct store *s, const char *sql, const char *types, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	int rc, i = 1;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return fail(s, "prepare");
+	va_start(ap, types);
+	for (const char *t = types; *t; t++, i++) {
+		switch (*t) {
+		case 's': {
+			const char *v = va_arg(ap, const char *);
+			if (v)
+				sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(st, i);
+			break;
+		}
+		case 'i':
+			sqlite3_bind_int64(st, i, va_arg(ap, long long));
+			break;
+		case 'd':
+			sqlite3_bind_double(st, i, va_arg(ap, double));
+			break;
+		case 'j': {
+			json_t *v = va_arg(ap, json_t *);
+			char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
+			if (text)
+				sqlite3_bind_text(st, i, text, -1, free);
+			else
+				sqlite3_bind_null(st, i);
+			break;
+		}
+		default:
+			sqlite3_bind_null(st, i);
+		}
+	}
+	va_end(ap);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, "write");
+}
+
+/* Every write holds the store's lock: threads share one connection, so a
+ * transaction of one thread must not swallow another's statements. */
+#define LOCKED(s, expr) ({ int rc_; pthread_mutex_lock(&(s)->lock); rc_ = (expr); pthread_mutex_unlock(&(s)->lock); rc_; })
+
+int store_run_create(struct store *s, const char *run_id, const char *command, json_t *config)
+{
+	char now[32];
+	time_iso8601(now, sizeof(now));
+	return LOCKED(s, run_stmt(s, "INSERT INTO runs (id, created, command, status, config) VALUES (?, ?, ?, 'running', ?)",
+				  "sssj", run_id, now, command, config));
+}
+
+int store_run_set_status(struct store *s, const char *run_id, const char *status)
+{
+	char now[32];
+	time_iso8601(now, sizeof(now));
+	return LOCKED(s, run_stmt(s, "UPDATE runs SET status = ?, finished = ? WHERE id = ?", "sss", status,
+				  strcmp(status, "running") ? now : NULL, run_id));
+}
+
+static json_t *column_json(sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+	json_t *j = t ? json_loads((const char *)t, 0, NULL) : NULL;
+	return j ? j : json_null();
+}
+
+static json_t *column_text(sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+	return t ? json_string((const char *)t) : json_null();
+}
+
+json_t *store_run_get(struct store *s, const char *run_id)
+{
+	sqlite3_stmt *st;
+	json_t *out = NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT id, created, command, status, config, finished FROM runs WHERE id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		out = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_text(st, 0), "created", column_text(st, 1),
+				"command", column_text(st, 2), "status", column_text(st, 3), "config", column_json(st, 4),
+				"finished", column_text(st, 5));
+	sqlite3_finalize(st);
+	return out;
+}
+
+json_t *store_runs(struct store *s)
+{
+	sqlite3_stmt *st;
+	json_t *out = json_array();
+	const char *sql =
+		"SELECT r.id, r.created, r.command, r.status,"
+		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id),"
+		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done'),"
+		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'failed'),"
+		"  (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls c WHERE c.run_id = r.id AND c.cached = 0)"
+		" FROM runs r ORDER BY r.created DESC, r.id DESC";
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return out;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:f}", "id", column_text(st, 0),
+						     "created", column_text(st, 1), "command", column_text(st, 2),
+						     "status", column_text(st, 3),
+						     "tasks", (json_int_t)sqlite3_column_int64(st, 4),
+						     "done", (json_int_t)sqlite3_column_int64(st, 5),
+						     "failed", (json_int_t)sqlite3_column_int64(st, 6),
+						     "cost_usd", sqlite3_column_double(st, 7)));
+	sqlite3_finalize(st);
+	return out;
+}
+
+int store_task_add(struct store *s, const char *run_id, const char *task_id, const char *path,
+		   const char *group, const char *source_hash)
+{
+	return LOCKED(s, run_stmt(s, "INSERT OR IGNORE INTO tasks (run_id, task_id, path, grp, source_hash, status, ord)"
+				     " VALUES (?, ?, ?, ?, ?, 'pending', (SELECT COUNT(*) FROM tasks WHERE run_id = ?))",
+				  "ssssss", run_id, task_id, path, group, source_hash, run_id));
+}
+
+int store_task_begin(struct store *s, const char *run_id, const char *task_id)
+{
+	static const char *const tables[] = { "llm_calls", "candidates", "profiles", "decisions", "steps" };
+	int rc = 0;
+	pthread_mutex_lock(&s->lock);
+	if (exec(s, "BEGIN IMMEDIATE") < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]) && !rc; i++) {
+		char sql[128];
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE run_id = ? AND task_id = ?", tables[i]);
+		rc = run_stmt(s, sql, "ss", run_id, task_id);
+	}
+	if (!rc)
+		rc = run_stmt(s, "UPDATE tasks SET status = 'running', result = NULL, started = ?, finished = NULL"
+				 " WHERE run_id = ? AND task_id = ?", "dss", time_wall_s(), run_id, task_id);
+	exec(s, rc ? "ROLLBACK" : "COMMIT");
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int store_task_finish(struct store *s, const char *run_id, const char *task_id, const char *status,
+		      json_t *result)
+{
+	return LOCKED(s, run_stmt(s, "UPDATE tasks SET status = ?, result = ?, finished = ? WHERE run_id = ? AND task_id = ?",
+				  "sjdss", status, result, time_wall_s(), run_id, task_id));
+}
+
+json_t *store_tasks(struct store *s, const char *run_id)
+{
+	sqlite3_stmt *st;
+	json_t *out = json_array();
+	if (sqlite3_prepare_v2(s->db, "SELECT task_id, path, grp, status, result, started, finished FROM tasks"
+				      " WHERE run_id = ? ORDER BY ord", -1, &st, NULL) != SQLITE_OK)
+		return out;
+	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *t = json_pack("{s:o, s:o, s:o, s:o, s:o}", "task_id", column_text(st, 0), "path", column_text(st, 1),
+				      "group", column_text(st, 2), "status", column_text(st, 3), "result", column_json(st, 4));
+		json_object_set_new(t, "started", sqlite3_column_type(st, 5) == SQLITE_NULL ? json_null()
+											  : json_real(sqlite3_column_double(st, 5)));
+		json_object_set_new(t, "finished", sqlite3_column_type(st, 6) == SQLITE_NULL ? json_null()
+											   : json_real(sqlite3_column_double(st, 6)));
+		json_array_append_new(out, t);
+	}
+	sqlite3_finalize(st);
+	return out;
+}
+
+static long long next_seq(struct store *s, const char *table, const char *run_id, const char *task_id)
+{
+	sqlite3_stmt *st;
+	char sql[160];
+	long long n = 0;
+	snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(seq), 0) + 1 FROM %s WHERE run_id = ? AND task_id = ?", table);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 1;
+	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, task_id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* Appends a row with the next sequence number, atomically. */
+static int append(struct store *s, const char *table, const char *run_id, const char *task_id, json_t *data)
+{
+	char sql[160];
+	int rc;
+	pthread_mutex_lock(&s->lock);
+	snprintf(sql, sizeof(sql), "INSERT INTO %s (run_id, task_id, seq, data) VALUES (?, ?, ?, ?)", table);
+	rc = run_stmt(s, sql, "ssij", run_id, task_id, next_seq(s, table, run_id, task_id), data);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int store_add_call(struct store *s, const char *run_id, const char *task_id, json_t *call)
+{
+	const json_t *c = json_object_get(call, "cost_usd");
+	int rc;
+	json_t *data = json_deep_copy(call);
+	/* The prompts and replies themselves stay in the run folder; the store
+	 * keeps what reports need. */
+	json_object_del(data, "system");
+	json_object_del(data, "user");
+	json_object_del(data, "reply");
+	pthread_mutex_lock(&s->lock);
+	rc = run_stmt(s, "INSERT INTO llm_calls (run_id, task_id, seq, template, stage, candidate, prompt_tokens,"
+			 " completion_tokens, latency_ms, cost_usd, cached, outcome, data)"
+			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssissiiiddisj",
+		      run_id, task_id, next_seq(s, "llm_calls", run_id, task_id),
+		      json_string_value(json_object_get(call, "template")),
+		      json_string_value(json_object_get(call, "stage")),
+		      json_string_value(json_object_get(call, "candidate")),
+		      (long long)json_integer_value(json_object_get(call, "prompt_tokens")),
+		      (long long)json_integer_value(json_object_get(call, "completion_tokens")),
+		      json_number_value(json_object_get(call, "latency_ms")),
+		      json_is_number(c) ? json_number_value(c) : 0.0,
+		      (long long)json_is_true(json_object_get(call, "cached")),
+		      json_string_value(json_object_get(call, "outcome")), data);
+	pthread_mutex_unlock(&s->lock);
+	json_decref(data);
+	return rc;
+}
+
+int store_add_candidate(struct store *s, const char *run_id, const char *task_id, const char *cand_id,
+			const char *stage, const char *source, json_t *eval)
+{
+	const json_t *k = json_object_get(eval, "kernel_ms");
+	int rc;
+	pthread_mutex_lock(&s->lock);
+	rc = run_stmt(s, "INSERT INTO candidates (run_id, task_id, cand_id, stage, source, verdict, kernel_ms, eval, seq)"
+			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssssss" "dji",
+		      run_id, task_id, cand_id, stage, source, json_string_value(json_object_get(eval, "verdict")),
+		      json_is_number(k) ? json_number_value(k) : -1.0, eval,
+		      next_seq(s, "candidates", run_id, task_id));
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int store_add_profile(struct store *s, const char *run_id, const char *task_id, const char *cand_id,
+		      json_t *profile)
+{
+	int rc;
+	pthread_mutex_lock(&s->lock);
+	rc = run_stmt(s, "INSERT INTO profiles (run_id, task_id, cand_id, data, seq) VALUES (?, ?, ?, ?, ?)", "sssji",
+		      run_id, task_id, cand_id, profile, next_seq(s, "profiles", run_id, task_id));
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int store_add_decision(struct store *s, const char *run_id, const char *task_id, json_t *decision)
+{
+	return append(s, "decisions", run_id, task_id, decision);
+}
+
+int store_add_step(struct store *s, const char *run_id, const char *task_id, json_t *step)
+{
+	return append(s, "steps", run_id, task_id, step);
+}
+
+json_t *store_rows(struct store *s, const char *run_id, const char *task_id, const char *kind)
+{
+	sqlite3_stmt *st;
+	json_t *out = json_array();
+	const char *sql;
+	if (!strcmp(kind, "steps"))
+		sql = "SELECT data FROM steps WHERE run_id = ? AND task_id = ? ORDER BY seq";
+	else if (!strcmp(kind, "decisions"))
+		sql = "SELECT data FROM decisions WHERE run_id = ? AND task_id = ? ORDER BY seq";
+	else if (!strcmp(kind, "calls"))
+		sql = "SELECT data FROM llm_calls WHERE run_id = ? AND task_id = ? ORDER BY seq";
+	else if (!strcmp(kind, "profiles"))
+		sql = "SELECT data FROM profiles WHERE run_id = ? AND task_id = ? ORDER BY seq";
+	else
+		sql = "SELECT eval FROM candidates WHERE run_id = ? AND task_id = ? ORDER BY seq";
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return out;
+	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, task_id, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(out, column_json(st, 0));
+	sqlite3_finalize(st);
+	return out;
+}

@@ -39,9 +39,12 @@ def main() -> int:
     # The honest controls h00* run first: others are timed against them.
     paths = sorted(glob.glob(os.path.join(ADV, "[ch][0-9]*.py")),
                    key=lambda p: (not os.path.basename(p).startswith("h00"), p))
+    only = os.environ.get("EGG_ADV_ONLY", "").split()
     for path in paths:
         meta = header(path)
         name = os.path.basename(path)
+        if only and not any(name.startswith(o) for o in only):
+            continue
         if meta.get("device") == "cuda" and device == "cpu":
             tap.skip(f"{name}: {meta['class']}", "needs a GPU (run on the H200)")
             continue

@@ -1,0 +1,109 @@
+/* cmd_report.c: `egg report RUN` and `egg runs`: a run's metrics; the list of runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../report/report.h"
+#include "../util/err.h"
+#include "cli.h"
+
+int cmd_report(const struct command *self, int argc, char **argv)
+{
+	struct cmd_ctx ctx = { 0 };
+	const char *html = NULL;
+	int csv = 0;
+	const struct opt own[] = {
+		{ "csv", 0, OPT_FLAG, &csv, NULL, "print one CSV row per task on stdout" },
+		{ "html", 0, OPT_STRING, &html, "FILE", "write a self-contained HTML report" },
+		OPT_TABLE_END,
+	};
+	struct store *s = NULL;
+	json_t *rep = NULL, *runs = NULL;
+	const char *run_id;
+	int code = cmd_parse(self, own, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+
+	if (code) {
+		code = code == 1 ? EXIT_DONE : code;
+		goto out;
+	}
+	if (ctx.args.n != 1) {
+		code = err_usage("report takes one RUN id (or 'latest')");
+		goto out;
+	}
+	if (!(s = store_open(ctx.cfg.store))) {
+		code = err_report();
+		goto out;
+	}
+	run_id = ctx.args.v[0];
+	if (!strcmp(run_id, "latest")) {
+		runs = store_runs(s);
+		run_id = json_string_value(json_object_get(json_array_get(runs, 0), "id"));
+		if (!run_id) {
+			code = err_usage("the store '%s' holds no run", ctx.cfg.store);
+			goto out;
+		}
+	}
+	rep = report_compute(s, run_id);
+	if (!rep) {
+		code = err_report();
+		goto out;
+	}
+	if (html && report_html(rep, html) < 0) {
+		code = err_report();
+		goto out;
+	}
+	if (ctx.json) {
+		cmd_print_json(json_incref(rep));
+	} else if (csv) {
+		char *text = report_csv(rep);
+		fputs(text, stdout);
+		free(text);
+	} else {
+		report_print_text(stdout, rep);
+	}
+	if (html && !ctx.json)
+		fprintf(stderr, "egg: wrote %s\n", html);
+	code = EXIT_DONE;
+out:
+	json_decref(rep);
+	json_decref(runs);
+	store_close(s);
+	cmd_ctx_clear(&ctx);
+	return code;
+}
+
+int cmd_runs(const struct command *self, int argc, char **argv)
+{
+	struct cmd_ctx ctx = { 0 };
+	struct store *s = NULL;
+	json_t *runs = NULL, *r;
+	size_t i;
+	int code = cmd_parse(self, NULL, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	if (code) {
+		code = code == 1 ? EXIT_DONE : code;
+		goto out;
+	}
+	if (!(s = store_open(ctx.cfg.store))) {
+		code = err_report();
+		goto out;
+	}
+	runs = store_runs(s);
+	if (ctx.json) {
+		cmd_print_json(json_pack("{s:O}", "runs", runs));
+	} else {
+		printf("%-36s %-9s %-8s %-20s %6s %6s %6s %10s\n", "run", "command", "status", "created", "tasks", "done",
+		       "failed", "cost");
+		json_array_foreach(runs, i, r)
+			printf("%-36s %-9s %-8s %-20s %6lld %6lld %6lld %10.4f\n", json_string_value(json_object_get(r, "id")),
+			       json_string_value(json_object_get(r, "command")), json_string_value(json_object_get(r, "status")),
+			       json_string_value(json_object_get(r, "created")), json_integer_value(json_object_get(r, "tasks")),
+			       json_integer_value(json_object_get(r, "done")), json_integer_value(json_object_get(r, "failed")),
+			       json_number_value(json_object_get(r, "cost_usd")));
+	}
+	code = EXIT_DONE;
+out:
+	json_decref(runs);
+	store_close(s);
+	cmd_ctx_clear(&ctx);
+	return code;
+}

@@ -1,0 +1,369 @@
+/* report.c: metrics over a run's tasks, and the text/CSV/HTML renderings. */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agents/stages.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+
+static double num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+struct acc {
+	int n;
+	double sum, logsum;
+};
+
+static void acc_add(struct acc *a, double v)
+{
+	if (isnan(v) || v <= 0)
+		return;
+	a->n++;
+	a->sum += v;
+	a->logsum += log(v);
+}
+
+static json_t *acc_json(const struct acc *a)
+{
+	return json_pack("{s:o, s:o, s:i}", "mean", a->n ? json_real(a->sum / a->n) : json_null(), "geomean",
+			 a->n ? json_real(exp(a->logsum / a->n)) : json_null(), "n", a->n);
+}
+
+/* Metrics over the task rows in `rows`. */
+static json_t *metrics(const json_t *rows)
+{
+	struct acc eager = { 0 }, compile = { 0 }, gains[STAGE_COUNT];
+	double fast[4] = { 0 }, tokens_in = 0, tokens_out = 0, cost = 0, wall = 0;
+	static const double ps[4] = { 0, 1, 1.5, 2 };
+	int n = (int)json_array_size(rows), finished = 0, failed = 0, success = 0;
+	size_t i;
+	const json_t *r;
+	json_t *stages_out = json_array(), *out;
+	double cumulative = 1;
+
+	memset(gains, 0, sizeof(gains));
+	json_array_foreach(rows, i, r) {
+		const char *status = json_string_value(json_object_get(r, "status"));
+		double se = num(r, "speedup_eager");
+		int found = json_is_true(json_object_get(r, "found"));
+		const json_t *st = json_object_get(r, "stages"), *row;
+		size_t j;
+		double prev = NAN;
+		if (status && (!strcmp(status, "done") || !strcmp(status, "failed")))
+			finished++;
+		if (status && !strcmp(status, "failed"))
+			failed++;
+		if (found) {
+			success++;
+			acc_add(&eager, se);
+			acc_add(&compile, num(r, "speedup_compile"));
+			for (int k = 0; k < 4; k++)
+				if (!isnan(se) && se > ps[k])
+					fast[k]++;
+		}
+		tokens_in += num(r, "prompt_tokens") > 0 ? num(r, "prompt_tokens") : 0;
+		tokens_out += num(r, "completion_tokens") > 0 ? num(r, "completion_tokens") : 0;
+		cost += num(r, "cost_usd") > 0 ? num(r, "cost_usd") : 0;
+		wall += num(r, "wall_s") > 0 ? num(r, "wall_s") : 0;
+		/* Per-stage gain: the best time before the stage over the best after it. */
+		json_array_foreach(st, j, row) {
+			const struct stage *sg = stage_by_name(json_string_value(json_object_get(row, "stage")) ?: "");
+			double ms = num(row, "kernel_ms");
+			if (sg && sg->id != STAGE_SEED && !isnan(prev) && !isnan(ms) && ms > 0)
+				acc_add(&gains[sg->id], prev / ms);
+			if (!isnan(ms))
+				prev = ms;
+		}
+	}
+	for (int s = STAGE_REFINE; s < STAGE_COUNT; s++) {
+		if (!gains[s].n)
+			continue;
+		cumulative *= exp(gains[s].logsum / gains[s].n);
+		json_array_append_new(stages_out, json_pack("{s:s, s:s, s:f, s:f, s:f, s:i}", "stage", stages[s].name,
+							    "title", stages[s].title, "gain_mean", gains[s].sum / gains[s].n,
+							    "gain_geomean", exp(gains[s].logsum / gains[s].n),
+							    "cumulative", cumulative, "n", gains[s].n));
+	}
+	out = json_pack("{s:i, s:i, s:i, s:i}", "tasks", n, "finished", finished, "failed", failed, "success", success);
+	json_object_set_new(out, "success_rate", n ? json_real((double)success / n) : json_null());
+	json_object_set_new(out, "fast_0", n ? json_real(fast[0] / n) : json_null());
+	json_object_set_new(out, "fast_1", n ? json_real(fast[1] / n) : json_null());
+	json_object_set_new(out, "fast_1_5", n ? json_real(fast[2] / n) : json_null());
+	json_object_set_new(out, "fast_2", n ? json_real(fast[3] / n) : json_null());
+	json_object_set_new(out, "speedup_eager", acc_json(&eager));
+	json_object_set_new(out, "speedup_compile", acc_json(&compile));
+	json_object_set_new(out, "prompt_tokens_per_task", n ? json_real(tokens_in / n) : json_null());
+	json_object_set_new(out, "completion_tokens_per_task", n ? json_real(tokens_out / n) : json_null());
+	json_object_set_new(out, "cost_per_task", n ? json_real(cost / n) : json_null());
+	json_object_set_new(out, "wall_s_per_task", n ? json_real(wall / n) : json_null());
+	json_object_set_new(out, "stages", stages_out);
+	return out;
+}
+
+json_t *report_compute(struct store *s, const char *run_id)
+{
+	json_t *run = store_run_get(s, run_id), *tasks, *rows, *groups, *t, *out;
+	size_t i;
+	if (!run) {
+		err_set(ERR_INPUT, "no run '%s' in the store", run_id);
+		return NULL;
+	}
+	tasks = store_tasks(s, run_id);
+	rows = json_array();
+	groups = json_object();
+	json_array_foreach(tasks, i, t) {
+		const json_t *r = json_object_get(t, "result"), *u = json_object_get(r, "usage");
+		json_t *row = json_pack("{s:O, s:O, s:O, s:O}", "task_id", json_object_get(t, "task_id"), "path",
+					json_object_get(t, "path"), "group", json_object_get(t, "group"), "status",
+					json_object_get(t, "status"));
+		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
+				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
+				       NULL };
+		for (int k = 0; keys[k]; k++)
+			json_object_set(row, keys[k], json_object_get(r, keys[k]) ?: json_null());
+		if (!json_is_true(json_object_get(row, "found")))
+			json_object_set_new(row, "found", json_false());
+		json_object_set(row, "prompt_tokens", json_object_get(u, "prompt_tokens") ?: json_integer(0));
+		json_object_set(row, "completion_tokens", json_object_get(u, "completion_tokens") ?: json_integer(0));
+		json_object_set(row, "cost_usd", json_object_get(u, "cost_usd") ?: json_real(0));
+		json_array_append_new(rows, row);
+	}
+	json_array_foreach(rows, i, t) {
+		const char *g = json_string_value(json_object_get(t, "group"));
+		json_t *list = json_object_get(groups, g);
+		if (!list) {
+			list = json_array();
+			json_object_set_new(groups, g, list);
+		}
+		json_array_append(list, t);
+	}
+	out = json_pack("{s:o, s:o, s:o, s:o}", "run", run, "all", metrics(rows), "groups", json_object(), "tasks", rows);
+	{
+		const char *g;
+		json_t *list;
+		json_object_foreach(groups, g, list)
+			json_object_set_new(json_object_get(out, "groups"), g, metrics(list));
+	}
+	json_decref(groups);
+	json_decref(tasks);
+	return out;
+}
+
+static void print_metrics(FILE *f, const char *name, const json_t *m)
+{
+	const json_t *se = json_object_get(m, "speedup_eager"), *sc = json_object_get(m, "speedup_compile"), *st;
+	size_t i;
+	fprintf(f, "%s: %lld tasks, %lld finished, %lld failed; success %.0f%%; fast_0 %.0f%%, fast_1 %.0f%%, "
+		   "fast_1.5 %.0f%%, fast_2 %.0f%%\n", name, json_integer_value(json_object_get(m, "tasks")),
+		json_integer_value(json_object_get(m, "finished")), json_integer_value(json_object_get(m, "failed")),
+		100 * num(m, "success_rate"), 100 * num(m, "fast_0"), 100 * num(m, "fast_1"), 100 * num(m, "fast_1_5"),
+		100 * num(m, "fast_2"));
+	fprintf(f, "  speedup vs eager: mean %.2fx, geomean %.2fx (n=%lld); vs torch.compile: mean %.2fx, geomean %.2fx (n=%lld)\n",
+		num(se, "mean"), num(se, "geomean"), json_integer_value(json_object_get(se, "n")), num(sc, "mean"),
+		num(sc, "geomean"), json_integer_value(json_object_get(sc, "n")));
+	fprintf(f, "  per task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n", num(m, "prompt_tokens_per_task"),
+		num(m, "completion_tokens_per_task"), num(m, "cost_per_task"), num(m, "wall_s_per_task"));
+	json_array_foreach(json_object_get(m, "stages"), i, st)
+		fprintf(f, "  stage %-24s gain mean %.2fx, geomean %.2fx, cumulative %.2fx (n=%lld)\n",
+			json_string_value(json_object_get(st, "title")), num(st, "gain_mean"), num(st, "gain_geomean"),
+			num(st, "cumulative"), json_integer_value(json_object_get(st, "n")));
+}
+
+void report_print_text(FILE *f, const json_t *rep)
+{
+	const json_t *run = json_object_get(rep, "run"), *m, *t;
+	const char *g;
+	size_t i;
+	fprintf(f, "run %s (%s, %s)\n", json_string_value(json_object_get(run, "id")),
+		json_string_value(json_object_get(run, "command")), json_string_value(json_object_get(run, "status")));
+	print_metrics(f, "all", json_object_get(rep, "all"));
+	json_object_foreach(json_object_get(rep, "groups"), g, m)
+		if (json_object_size(json_object_get(rep, "groups")) > 1)
+			print_metrics(f, g, m);
+	fprintf(f, "%-40s %-8s %12s %10s %10s\n", "task", "status", "kernel ms", "vs eager", "vs compile");
+	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
+		fprintf(f, "%-40.40s %-8s ", json_string_value(json_object_get(t, "task_id")),
+			json_string_value(json_object_get(t, "status")));
+		if (json_is_true(json_object_get(t, "found")))
+			fprintf(f, "%12.4f %9.2fx %9.2fx\n", num(t, "kernel_ms"), num(t, "speedup_eager"), num(t, "speedup_compile"));
+		else
+			fprintf(f, "%12s %10s %10s  %s\n", "-", "-", "-", json_string_value(json_object_get(t, "stop_reason")) ?: "");
+	}
+}
+
+static void csv_field(struct buf *b, const char *s)
+{
+	buf_addc(b, '"');
+	for (; s && *s; s++) {
+		if (*s == '"')
+			buf_addc(b, '"');
+		buf_addc(b, *s);
+	}
+	buf_addc(b, '"');
+}
+
+char *report_csv(const json_t *rep)
+{
+	static const char *const cols[] = { "task_id", "group", "status", "found", "kernel_ms", "eager_ms", "compile_ms",
+					    "speedup_eager", "speedup_compile", "prompt_tokens", "completion_tokens",
+					    "cost_usd", "wall_s", "device", "final_kernel", "stop_reason", NULL };
+	struct buf b = BUF_INIT;
+	const json_t *t;
+	size_t i;
+	for (int c = 0; cols[c]; c++)
+		buf_addf(&b, "%s%s", c ? "," : "", cols[c]);
+	buf_addc(&b, '\n');
+	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
+		for (int c = 0; cols[c]; c++) {
+			const json_t *v = json_object_get(t, cols[c]);
+			if (c)
+				buf_addc(&b, ',');
+			if (json_is_string(v))
+				csv_field(&b, json_string_value(v));
+			else if (json_is_boolean(v))
+				buf_adds(&b, json_is_true(v) ? "true" : "false");
+			else if (json_is_integer(v))
+				buf_addf(&b, "%lld", json_integer_value(v));
+			else if (json_is_number(v))
+				buf_addf(&b, "%.6g", json_number_value(v));
+		}
+		buf_addc(&b, '\n');
+	}
+	return buf_detach(&b);
+}
+
+static void html_text(struct buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '&': buf_adds(b, "&amp;"); break;
+		case '"': buf_adds(b, "&quot;"); break;
+		default: buf_addc(b, *s);
+		}
+	}
+}
+
+/* A bar chart as inline SVG. */
+static void svg_bars(struct buf *b, const char *id, const char *title, const char *const *labels,
+		     const double *values, int n, const char *unit)
+{
+	double max = 0;
+	int w = 640, h = 260, left = 50, bottom = 40, bw;
+	for (int i = 0; i < n; i++)
+		if (values[i] > max)
+			max = values[i];
+	if (max <= 0)
+		max = 1;
+	bw = n ? (w - left - 20) / n : 0;
+	buf_addf(b, "<figure><figcaption>%s</figcaption><svg id=\"%s\" class=\"chart\" width=\"%d\" height=\"%d\" "
+		    "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">", title, id, w, h, w, h);
+	buf_addf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>", left, h - bottom, w - 10, h - bottom);
+	buf_addf(b, "<line x1=\"%d\" y1=\"10\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>", left, left, h - bottom);
+	for (int i = 0; i < n; i++) {
+		double bh = (h - bottom - 20) * values[i] / max;
+		int x = left + i * bw + 6;
+		buf_addf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#2f6db5\"><title>%s: %.3g%s</title></rect>",
+			 x, h - bottom - bh, bw - 12, bh, labels[i], values[i], unit);
+		buf_addf(b, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%.2f%s</text>", x + (bw - 12) / 2,
+			 h - bottom - bh - 4, values[i], unit);
+		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">", x + (bw - 12) / 2, h - bottom + 16);
+		html_text(b, labels[i]);
+		buf_adds(b, "</text>");
+	}
+	buf_adds(b, "</svg></figure>\n");
+}
+
+int report_html(const json_t *rep, const char *path)
+{
+	struct buf b = BUF_INIT;
+	const json_t *run = json_object_get(rep, "run"), *all = json_object_get(rep, "all"), *t, *st;
+	const char *labels[8];
+	double values[8];
+	int n = 0, rc;
+	size_t i;
+	static const char *const bins[] = { "<0.5x", "0.5-1x", "1-1.5x", "1.5-2x", "2-4x", ">4x", "failed" };
+	double counts[7] = { 0 };
+
+	buf_adds(&b, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>egg report</title><style>"
+		     "body{font-family:sans-serif;margin:2em;color:#222;background:#fff}"
+		     "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:4px 8px;text-align:right}"
+		     "td:first-child,th:first-child{text-align:left}.fail{color:#a22}.ok{color:#262}"
+		     "figure{display:inline-block;margin:1em}figcaption{font-weight:bold}</style></head><body>");
+	buf_adds(&b, "<h1>egg run ");
+	html_text(&b, json_string_value(json_object_get(run, "id")));
+	buf_adds(&b, "</h1><p>");
+	html_text(&b, json_string_value(json_object_get(run, "command")));
+	buf_adds(&b, ", ");
+	html_text(&b, json_string_value(json_object_get(run, "status")));
+	buf_addf(&b, ", created %s</p>", json_string_value(json_object_get(run, "created")) ?: "");
+	buf_addf(&b, "<h2>Summary</h2><table><tr><th>tasks</th><th>success</th><th>fast_0</th><th>fast_1</th>"
+		     "<th>fast_1.5</th><th>fast_2</th><th>mean speedup vs eager</th><th>geomean vs eager</th>"
+		     "<th>geomean vs torch.compile</th><th>cost/task</th><th>wall/task</th></tr>"
+		     "<tr><td>%lld</td><td>%.0f%%</td><td>%.0f%%</td><td>%.0f%%</td><td>%.0f%%</td><td>%.0f%%</td>"
+		     "<td>%.2fx</td><td>%.2fx</td><td>%.2fx</td><td>$%.4f</td><td>%.1f s</td></tr></table>",
+		 json_integer_value(json_object_get(all, "tasks")), 100 * num(all, "success_rate"), 100 * num(all, "fast_0"),
+		 100 * num(all, "fast_1"), 100 * num(all, "fast_1_5"), 100 * num(all, "fast_2"),
+		 num(json_object_get(all, "speedup_eager"), "mean"), num(json_object_get(all, "speedup_eager"), "geomean"),
+		 num(json_object_get(all, "speedup_compile"), "geomean"), num(all, "cost_per_task"), num(all, "wall_s_per_task"));
+	labels[n] = "seed";
+	values[n++] = 1.0;
+	json_array_foreach(json_object_get(all, "stages"), i, st) {
+		if (n >= 8)
+			break;
+		labels[n] = json_string_value(json_object_get(st, "stage"));
+		values[n++] = num(st, "cumulative");
+	}
+	buf_adds(&b, "<h2>Charts</h2>");
+	svg_bars(&b, "stage-chart", "Cumulative speedup over the seed, per stage (geometric mean)", labels, values, n, "x");
+	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
+		double s = num(t, "speedup_eager");
+		int k = !json_is_true(json_object_get(t, "found")) || isnan(s) ? 6 : s < 0.5 ? 0 : s < 1 ? 1 : s < 1.5 ? 2
+			: s < 2 ? 3 : s < 4 ? 4 : 5;
+		counts[k]++;
+	}
+	svg_bars(&b, "speedup-chart", "Distribution of speedups vs PyTorch eager (tasks)", (const char *const *)bins,
+		 counts, 7, "");
+	buf_adds(&b, "<h2>Tasks</h2><table><tr><th>task</th><th>group</th><th>status</th><th>kernel ms</th>"
+		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>tokens</th><th>kernel</th></tr>");
+	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
+		int found = json_is_true(json_object_get(t, "found"));
+		const char *fk = json_string_value(json_object_get(t, "final_kernel"));
+		buf_adds(&b, "<tr><td>");
+		html_text(&b, json_string_value(json_object_get(t, "task_id")));
+		buf_adds(&b, "</td><td>");
+		html_text(&b, json_string_value(json_object_get(t, "group")));
+		buf_addf(&b, "</td><td class=\"%s\">", found ? "ok" : "fail");
+		html_text(&b, json_string_value(json_object_get(t, "status")));
+		if (!found && json_string_value(json_object_get(t, "stop_reason"))) {
+			buf_adds(&b, ": ");
+			html_text(&b, json_string_value(json_object_get(t, "stop_reason")));
+		}
+		if (found)
+			buf_addf(&b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>%.2fx</td>", num(t, "kernel_ms"),
+				 num(t, "eager_ms"), num(t, "speedup_eager"), num(t, "speedup_compile"));
+		else
+			buf_adds(&b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
+		buf_addf(&b, "<td>%.0f</td><td>", num(t, "prompt_tokens") + num(t, "completion_tokens"));
+		if (fk) {
+			char *abs = fs_absolute(fk);
+			buf_adds(&b, "<a href=\"file://");
+			html_text(&b, abs);
+			buf_adds(&b, "\">final kernel</a>");
+			free(abs);
+		}
+		buf_adds(&b, "</td></tr>");
+	}
+	buf_adds(&b, "</table></body></html>\n");
+	rc = fs_write_atomic(path, b.data, b.len);
+	buf_release(&b);
+	return rc;
+}

@@ -1,0 +1,27 @@
+/* report.h: a run's metrics (shared/METHOD.md) and their text, JSON, CSV and HTML forms. */
+#ifndef EGG_REPORT_H
+#define EGG_REPORT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "../store/store.h"
+
+/*
+ * {"run": {...}, "all": METRICS, "groups": {GROUP: METRICS}, "tasks": [ROW]}
+ * METRICS: tasks, finished, failed, success, success_rate, fast_0, fast_1,
+ * fast_1_5, fast_2 (fractions of all tasks, vs eager), speedup_eager
+ * {mean, geomean, n}, speedup_compile {mean, geomean, n}, prompt_tokens_per_task,
+ * completion_tokens_per_task, cost_per_task, wall_s_per_task, stages [{stage,
+ * title, gain_mean, gain_geomean, cumulative, n}].
+ * NULL with ERR_INPUT when the run is unknown.
+ */
+json_t *report_compute(struct store *s, const char *run_id);
+void report_print_text(FILE *f, const json_t *rep);
+/* One row per task. Newly allocated. */
+char *report_csv(const json_t *rep);
+/* A self-contained page (inline CSS and SVG, no network). */
+int report_html(const json_t *rep, const char *path);
+
+#endif

@@ -29,6 +29,7 @@ def main() -> None:
             assert res["verdict"] == "pass", res
             times.append(res["kernel_ms"])
             cvs.append(res["timing"]["cv"])
+            print(f"  {name} run {len(times)}: {res['kernel_ms']:.4f} ms (within-run cv {res['timing']['cv']:.2%})", flush=True)
         mean = statistics.mean(times)
         cv = statistics.stdev(times) / mean
         print(f"{name:12s} {args.runs} evaluations: median {statistics.median(times):.4f} ms, "

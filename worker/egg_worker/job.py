@@ -291,12 +291,15 @@ def run_baseline(ctx: dict, job: dict) -> dict:
                  warmup=int(job.get("warmup", 10)), iters=int(job.get("iters", 100)),
                  compile=bool(job.get("compile", True)), compile_mode=job.get("compile_mode", "default"))
     try:
-        with device_lock(job) as held:
-            b = spawn(reference.baseline, "baseline", os.path.join(scratch.path, "baseline.log"), b_job)
-            try:
-                msg = _reference_msg(b, deadline)
-            finally:
-                b.kill()
+        b = spawn(reference.baseline, "baseline", os.path.join(scratch.path, "baseline.log"), b_job)
+        try:
+            msg = _reference_msg(b, deadline)
+            if msg.get("event") == "ready_to_time":
+                with device_lock(job) as held:
+                    b.ch.send({"cmd": "time"})
+                    msg = _reference_msg(b, deadline)
+        finally:
+            b.kill()
         if msg.get("event") == "task_error":
             raise InputError(msg["error"])
         out = {"device": common["device"], "precision": common["precision"],

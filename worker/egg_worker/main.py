@@ -64,6 +64,23 @@ def _device_facts(ctx: dict, device: str) -> dict:
     return facts
 
 
+def _in_child(fn) -> dict:
+    """Run fn() in a forked child and return its JSON result."""
+    from .children import spawn
+
+    def child(ch):
+        try:
+            ch.send(fn())
+        except Exception as e:
+            ch.send({"error": f"{type(e).__name__}: {e}"})
+
+    c = spawn(child, "probe", os.devnull)
+    try:
+        return c.ch.recv(None)
+    finally:
+        c.kill()
+
+
 def serve(argv: list[str]) -> int:
     # One worker serves one kind of device: Triton decides at import time
     # whether its language functions are interpreted, so the CPU worker sets
@@ -131,7 +148,9 @@ def serve(argv: list[str]) -> int:
                 if facts and "error" in facts:
                     raise jobs.InfraError(facts["error"])
             if op == "probe":
-                result = probe.probe(with_ncu=bool(req.get("ncu")))
+                # In a child: probing the GPUs initialises CUDA, which this
+                # parent must never do (its children could not use CUDA).
+                result = _in_child(lambda: probe.probe(with_ncu=bool(req.get("ncu"))))
                 result["sandbox"] = {k: ctx[k] for k in ("isolate_network", "network_isolation_error",
                                                          "drop_privileges", "privileges_note")}
             elif op == "eval":

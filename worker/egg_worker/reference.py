@@ -158,10 +158,9 @@ def baseline(ch: Channel, job: dict) -> None:
         ch.send({"event": "task_error", "error": str(e)})
         return
     out = {"event": "baseline"}
+    compiled = None
     with torch.no_grad():
-        timer.run(model, base, job["seed"], job["warmup"], checksums=False)
-        r = timer.run(model, base, job["seed"] + 1_000_000, job["iters"], checksums=False)
-        out["eager"] = stats(r["events_ms"])
+        # Compile before the device lock is taken: only timing is exclusive.
         if job.get("compile", True):
             try:
                 compiled = torch.compile(model, mode=None if job["compile_mode"] == "default" else job["compile_mode"])
@@ -169,6 +168,17 @@ def baseline(ch: Channel, job: dict) -> None:
                 compiled(*fresh_like(base, job["seed"] - 1, device))
                 timer.sync()
                 out["compile_s"] = time.perf_counter() - t0
+            except Exception as e:
+                compiled = None
+                out["compile_error"] = trim(f"{type(e).__name__}: {e}", 600)
+        ch.send({"event": "ready_to_time"})
+        if ch.recv().get("cmd") != "time":
+            return
+        timer.run(model, base, job["seed"], job["warmup"], checksums=False)
+        r = timer.run(model, base, job["seed"] + 1_000_000, job["iters"], checksums=False)
+        out["eager"] = stats(r["events_ms"])
+        if compiled is not None:
+            try:
                 timer.run(compiled, base, job["seed"], job["warmup"], checksums=False)
                 r = timer.run(compiled, base, job["seed"] + 2_000_000, job["iters"], checksums=False)
                 out["compiled"] = stats(r["events_ms"])

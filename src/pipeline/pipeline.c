@@ -52,9 +52,11 @@ void pipeline_opts_init(struct pipeline_opts *o)
 	o->profile = 1;
 }
 
-int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv)
+int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv, int iters)
 {
-	double margin = new_cv + old_cv;
+	double n = iters > 1 ? iters : 1;
+	double se_new = 1.2533 * new_cv / sqrt(n), se_old = 1.2533 * old_cv / sqrt(n);
+	double margin = 2 * sqrt(se_new * se_new + se_old * se_old);
 	if (margin < 0.02 || isnan(margin))
 		margin = 0.02;
 	return isfinite(new_ms) && new_ms < old_ms * (1 - margin);
@@ -522,7 +524,7 @@ static void run_refine(struct pipe *p)
 			goto next;
 		validate(p, c, p->o->repairs, "refine");
 		if (c->valid) {
-			int better = pipeline_faster(c->ms, c->cv, s->ms, s->cv);
+			int better = pipeline_faster(c->ms, c->cv, s->ms, s->cv, p->env->eval.iters);
 			step(p, c, "selection", 1, better, better ? "faster than its seed" : "not faster than its seed");
 			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
 			       better ? "accepted" : "rejected: not faster than its seed", c->ms, s->ms);
@@ -602,7 +604,7 @@ static void run_tuning(struct pipe *p, const struct stage *st)
 			goto next;
 		validate(p, c, p->o->repairs, "tune");
 		if (c->valid) {
-			int better = pipeline_faster(c->ms, c->cv, m->ms, m->cv);
+			int better = pipeline_faster(c->ms, c->cv, m->ms, m->cv, p->env->eval.iters);
 			step(p, c, "selection", 1, better, better ? "valid and faster" : "valid but not faster");
 			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
 			       better ? "accepted" : "rejected: not faster (kept the current kernel)", c->ms, m->ms);

@@ -58,7 +58,9 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 void pipeline_result_clear(struct pipeline_result *r);
 
 /* The acceptance rule: `new_ms` replaces `old_ms` when it is faster by more
- * than max(2%, cv_new + cv_old), the two measurements' spreads. */
-int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv);
+ * than max(2%, 2 * sqrt(se_new^2 + se_old^2)), where se = 1.2533 * cv /
+ * sqrt(iters) is the relative standard error of a median of `iters` timed
+ * calls whose coefficient of variation is cv. */
+int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv, int iters);
 
 #endif

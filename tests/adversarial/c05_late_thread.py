@@ -1,6 +1,6 @@
 # class: 5 deferred output: a background thread writes the result late
 # task: bias_relu_scale
-# expect: fail integrity|correctness
+# expect: fail integrity|correctness|compile|run
 import torch
 import torch.nn as nn
 import triton

@@ -70,8 +70,11 @@ void suite_reply(void)
 	j = reply_extract_json("{\"bottleneck\": \"b\", \"modification_pl", SCHEMA_PROFILE_TUNE, why, sizeof(why));
 	CHECK(!j && strstr(why, "cut off"), "a truncated object is malformed");
 
-	CHECK(pipeline_faster(0.90, 0.01, 1.0, 0.01), "10%% faster with 1%% spreads is accepted");
-	CHECK(!pipeline_faster(0.985, 0.001, 1.0, 0.001), "1.5%% faster is under the 2%% floor and rejected");
-	CHECK(!pipeline_faster(0.85, 0.10, 1.0, 0.10), "15%% faster with 10%% spreads each is within the noise and rejected");
-	CHECK(!pipeline_faster(1.0, 0.0, 1.0, 0.0), "equal times are rejected");
+	CHECK(pipeline_faster(0.90, 0.01, 1.0, 0.01, 100), "10%% faster with 1%% spreads is accepted");
+	CHECK(!pipeline_faster(0.985, 0.001, 1.0, 0.001, 100), "1.5%% faster is under the 2%% floor and rejected");
+	CHECK(pipeline_faster(0.80, 0.15, 1.0, 0.15, 30),
+	      "20%% faster with 15%% per-call spreads over 30 calls is accepted (the medians' errors are ~3.4%%)");
+	CHECK(!pipeline_faster(0.85, 0.30, 1.0, 0.30, 3),
+	      "15%% faster with 30%% spreads over 3 calls is within the noise and rejected");
+	CHECK(!pipeline_faster(1.0, 0.0, 1.0, 0.0, 100), "equal times are rejected");
 }

@@ -246,7 +246,8 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
                              for s in ref["outputs"]]
                 with torch.no_grad():
                     if what == "warmup":
-                        timer.run(model, base, cmd["seed"], cmd["n"], checksums=False)
+                        # Checksums here too: their one-time setup is paid before calibration.
+                        timer.run(model, base, cmd["seed"], cmd["n"], checksums=True)
                         ch.send({"event": "warm"})
                     elif what == "calibrate":
                         timer.run(None, base, cmd["seed"], cmd["n"], checksums=True, dummy_outputs=dummy)

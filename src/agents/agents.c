@@ -75,10 +75,15 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 	if (a->llm_gate)
 		gate_leave(a->llm_gate);
 	if (rc < 0) {
+		/* Recording may clear the pending error: keep the LLM's. */
+		char msg[1024];
+		enum err_kind kind = err_kind();
+		snprintf(msg, sizeof(msg), "%s", err_msg());
 		meta = json_pack("{s:s, s:i}", "outcome", "llm_error", "attempts", res.attempts);
-		json_object_set_new(meta, "error", json_string(err_msg()));
+		json_object_set_new(meta, "error", json_string(msg));
 		recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, "", meta);
 		json_decref(meta);
+		err_set(kind, "%s", msg);
 		*outcome = AGENT_LLM_ERROR;
 		llm_result_clear(&res);
 		return NULL;

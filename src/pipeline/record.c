@@ -46,7 +46,7 @@ static void write_file(struct recorder *r, const char *name, const char *text)
 {
 	char *path = fs_join(r->dir, name);
 	char *clean = secret_redact(text ? text : "");
-	if (fs_write_atomic(path, clean, strlen(clean)) < 0) {
+	if (fs_write_atomic_nosync(path, clean, strlen(clean)) < 0) {
 		r->failed = 1;
 		err_clear();
 	}

@@ -47,7 +47,19 @@ int fs_read(const char *path, struct buf *out)
 	return 0;
 }
 
+static int write_atomic(const char *path, const void *data, size_t len, int sync);
+
 int fs_write_atomic(const char *path, const void *data, size_t len)
+{
+	return write_atomic(path, data, len, 1);
+}
+
+int fs_write_atomic_nosync(const char *path, const void *data, size_t len)
+{
+	return write_atomic(path, data, len, 0);
+}
+
+static int write_atomic(const char *path, const void *data, size_t len, int sync)
 {
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
 	const char *p = data;
@@ -71,7 +83,7 @@ int fs_write_atomic(const char *path, const void *data, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
+	if ((sync && fsync(fd) < 0) || close(fd) < 0) {
 		err_set(ERR_INFRA, "cannot write '%s': %s", path, strerror(errno));
 		unlink(tmp);
 		goto out;

@@ -12,6 +12,9 @@ int fs_read(const char *path, struct buf *out);
 /* Write `len` bytes to `path` atomically: a temporary file in the same
  * folder, fsync, rename. Returns 0 or -1 (ERR_INFRA). */
 int fs_write_atomic(const char *path, const void *data, size_t len);
+/* The same without fsync: for artifacts that a crash may lose (run-folder
+ * copies of what the store and the caches hold durably). */
+int fs_write_atomic_nosync(const char *path, const void *data, size_t len);
 /* Create `path` and its parents (mode 0755); existing folders are fine. */
 int fs_mkdir_p(const char *path);
 int fs_exists(const char *path);

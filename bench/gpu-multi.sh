@@ -29,11 +29,13 @@ ngpu=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 for mode in one all; do
 	devs=cuda:0
 	[ "$mode" = all ] && devs=$(python3 -c "print(','.join(f'cuda:{i}' for i in range($ngpu)))")
+	ndev=$(echo "$devs" | tr ',' '\n' | wc -l)
 	s=$(date +%s.%N)
-	EGG_STORE=$out/store-$mode timeout 1500 build/egg bench -q --no-cache --devices "$devs" --jobs $((3 * ${devs//[^,]/} + 3)) \
+	EGG_STORE=$out/store-$mode timeout 1500 build/egg bench -q --no-cache --devices "$devs" --jobs $((3 * ndev)) \
 		--workers-per-device 3 --iters 30 --warmup 3 --dir "$out/tasks" >"$out/bench-$mode.txt" 2>&1
+	rc=$?
 	e=$(date +%s.%N)
-	echo "$mode ($devs): exit $?, $(python3 -c "print(f'{$e-$s:.1f} s, {8/($e-$s)*3600:.0f} tasks/hour')")"
+	echo "$mode ($devs): exit $rc, $(python3 -c "print(f'{$e-$s:.1f} s, {8/($e-$s)*3600:.0f} tasks/hour')")"
 done
 kill $mock
 python3 - "$out" <<'PY'

@@ -165,9 +165,12 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 		json_integer_value(json_object_get(m, "finished")), json_integer_value(json_object_get(m, "failed")),
 		100 * num(m, "success_rate"), 100 * num(m, "fast_0"), 100 * num(m, "fast_1"), 100 * num(m, "fast_1_5"),
 		100 * num(m, "fast_2"));
-	fprintf(f, "  speedup vs eager: mean %.2fx, geomean %.2fx (n=%lld); vs torch.compile: mean %.2fx, geomean %.2fx (n=%lld)\n",
-		num(se, "mean"), num(se, "geomean"), json_integer_value(json_object_get(se, "n")), num(sc, "mean"),
-		num(sc, "geomean"), json_integer_value(json_object_get(sc, "n")));
+	if (json_integer_value(json_object_get(se, "n")))
+		fprintf(f, "  speedup vs eager: mean %.2fx, geomean %.2fx (n=%lld)\n", num(se, "mean"), num(se, "geomean"),
+			json_integer_value(json_object_get(se, "n")));
+	if (json_integer_value(json_object_get(sc, "n")))
+		fprintf(f, "  speedup vs torch.compile: mean %.2fx, geomean %.2fx (n=%lld)\n", num(sc, "mean"),
+			num(sc, "geomean"), json_integer_value(json_object_get(sc, "n")));
 	fprintf(f, "  per task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n", num(m, "prompt_tokens_per_task"),
 		num(m, "completion_tokens_per_task"), num(m, "cost_per_task"), num(m, "wall_s_per_task"));
 	json_array_foreach(json_object_get(m, "stages"), i, st)
@@ -191,8 +194,12 @@ void report_print_text(FILE *f, const json_t *rep)
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
 		fprintf(f, "%-40.40s %-8s ", json_string_value(json_object_get(t, "task_id")),
 			json_string_value(json_object_get(t, "status")));
-		if (json_is_true(json_object_get(t, "found")))
-			fprintf(f, "%12.4f %9.2fx %9.2fx\n", num(t, "kernel_ms"), num(t, "speedup_eager"), num(t, "speedup_compile"));
+		if (json_is_true(json_object_get(t, "found"))) {
+			char sc[32] = "-";
+			if (!isnan(num(t, "speedup_compile")))
+				snprintf(sc, sizeof(sc), "%.2fx", num(t, "speedup_compile"));
+			fprintf(f, "%12.4f %9.2fx %10s\n", num(t, "kernel_ms"), num(t, "speedup_eager"), sc);
+		}
 		else
 			fprintf(f, "%12s %10s %10s  %s\n", "-", "-", "-", json_string_value(json_object_get(t, "stop_reason")) ?: "");
 	}
@@ -347,9 +354,12 @@ int report_html(const json_t *rep, const char *path)
 			buf_adds(&b, ": ");
 			html_text(&b, json_string_value(json_object_get(t, "stop_reason")));
 		}
-		if (found)
+		if (found && !isnan(num(t, "speedup_compile")))
 			buf_addf(&b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>%.2fx</td>", num(t, "kernel_ms"),
 				 num(t, "eager_ms"), num(t, "speedup_eager"), num(t, "speedup_compile"));
+		else if (found)
+			buf_addf(&b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>-</td>", num(t, "kernel_ms"),
+				 num(t, "eager_ms"), num(t, "speedup_eager"));
 		else
 			buf_adds(&b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
 		buf_addf(&b, "<td>%.0f</td><td>", num(t, "prompt_tokens") + num(t, "completion_tokens"));

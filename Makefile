@@ -37,6 +37,7 @@ FUZZ_SRC := $(filter-out tests/fuzz/driver.c,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SMOKE := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%-smoke)
 
 .PHONY: all test unit-test install clean fuzz setup
+.SECONDARY:
 all: $(BUILD)/egg $(BUILD)/egg-unit $(FUZZ_SMOKE)
 
 $(BUILD)/%.o: %.c

@@ -38,6 +38,10 @@ enum cmd_parse_flags {
 int cmd_parse(const struct command *self, const struct opt *own, int flags,
 	      int argc, char **argv, struct cmd_ctx *ctx);
 void cmd_ctx_clear(struct cmd_ctx *ctx);
+/* The device to use (--device, EGG_DEVICE, else cuda when a GPU is visible)
+ * and its kind ("cpu"/"cuda"). Returns 0, or the usage exit code after
+ * reporting an unknown device. */
+int cmd_device(const struct config *cfg, const char **device, const char **kind);
 /* Prints `obj` as one line of JSON on stdout and releases it. */
 void cmd_print_json(json_t *obj);
 /* Folder of the Python eval worker (EGG_WORKER_DIR, the installed share

@@ -90,12 +90,8 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		code = err_usage("eval takes TASK.py and KERNEL.py");
 		goto out;
 	}
-	device = worker_default_device(&ctx.cfg);
-	kind = worker_device_kind(device);
-	if (!kind) {
-		code = err_usage("unknown device '%s' (use cpu, cuda or cuda:N)", device);
+	if ((code = cmd_device(&ctx.cfg, &device, &kind)))
 		goto out;
-	}
 	if (precision && strcmp(precision, "fp32") && strcmp(precision, "tf32")) {
 		code = err_usage("unknown precision '%s' (use fp32 or tf32)", precision);
 		goto out;

@@ -124,12 +124,8 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		code = err_usage("optimize takes one TASK.py");
 		goto out;
 	}
-	device = worker_default_device(&ctx.cfg);
-	kind = worker_device_kind(device);
-	if (!kind) {
-		code = err_usage("unknown device '%s' (use cpu, cuda or cuda:N)", device);
+	if ((code = cmd_device(&ctx.cfg, &device, &kind)))
 		goto out;
-	}
 	if (optimize_flags_apply(&fl, device, &rc.po, &rc.eo) < 0 || !fs_exists(ctx.args.v[0])) {
 		if (!err_msg()[0] || err_kind() == ERR_NONE)
 			err_set(ERR_INPUT, "cannot read task '%s': no such file", ctx.args.v[0]);

@@ -18,9 +18,10 @@ static void print_human(const json_t *r)
 	printf("kernels profiled: %lld\n", json_integer_value(json_object_get(r, "kernel_count")));
 	for (size_t m = 0; m < ncu_nmetrics; m++) {
 		const json_t *v = json_object_get(agg, ncu_metrics[m].key);
-		printf("  %-22s %12s  %s\n", ncu_metrics[m].key, "", ncu_metrics[m].label);
 		if (json_is_number(v))
-			printf("\033[1A  %-22s %12.2f\n", ncu_metrics[m].key, json_number_value(v));
+			printf("  %-22s %12.2f  %s\n", ncu_metrics[m].key, json_number_value(v), ncu_metrics[m].label);
+		else
+			printf("  %-22s %12s  %s\n", ncu_metrics[m].key, "n/a", ncu_metrics[m].label);
 	}
 	json_array_foreach(json_object_get(r, "kernels"), i, k)
 		printf("kernel %zu: %s grid %s block %s, %.0f ns\n", i, json_string_value(json_object_get(k, "name")),
@@ -47,12 +48,8 @@ int cmd_profile(const struct command *self, int argc, char **argv)
 		code = err_usage("profile takes TASK.py and KERNEL.py");
 		goto out;
 	}
-	device = worker_default_device(&ctx.cfg);
-	kind = worker_device_kind(device);
-	if (!kind) {
-		code = err_usage("unknown device '%s' (use cpu, cuda or cuda:N)", device);
+	if ((code = cmd_device(&ctx.cfg, &device, &kind)))
 		goto out;
-	}
 	if (fs_read(ctx.args.v[0], &task) < 0 || fs_read(ctx.args.v[1], &kernel) < 0) {
 		code = err_report();
 		goto out;

@@ -7,6 +7,7 @@
 
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "../eval/worker.h"
 #include "../util/fs.h"
 
 int cmd_parse(const struct command *self, const struct opt *own, int flags,
@@ -46,6 +47,15 @@ int cmd_parse(const struct command *self, const struct opt *own, int flags,
 	}
 	if ((flags & CMD_WITH_CONFIG) && config_resolve(&ctx->cfg) < 0)
 		return err_report();
+	return 0;
+}
+
+int cmd_device(const struct config *cfg, const char **device, const char **kind)
+{
+	*device = worker_default_device(cfg);
+	*kind = worker_device_kind(*device);
+	if (!*kind)
+		return err_usage("unknown device '%s' (use cpu, cuda or cuda:N)", *device);
 	return 0;
 }
 

@@ -66,10 +66,11 @@ json_t *eval_device_facts(struct worker *w, const char *device)
 {
 	json_t *req = json_pack("{s:s}", "op", "probe");
 	json_t *probe = worker_call(w, req, 300000);
-	json_t *out = json_object();
+	json_t *out;
 	json_decref(req);
 	if (!probe)
 		return NULL;
+	out = json_object();
 	if (!strcmp(device, "cpu")) {
 		json_object_set_new(out, "name", json_sprintf("cpu: %s", json_string_value(json_object_get(probe, "platform")) ?: "?"));
 	} else {

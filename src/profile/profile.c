@@ -16,13 +16,14 @@ json_t *profile_candidate(struct worker *w, const struct eval_opts *o, const cha
 {
 	struct strvec args = STRVEC_INIT;
 	struct ncu_report rep;
-	json_t *req, *res, *out, *jargs = json_array();
+	json_t *req, *res, *out, *jargs;
 	const char *csv, *errtail;
 	char why[256];
 
 	if (!strcmp(o->device, "cpu"))
 		return unavailable("cpu device: no hardware counters (Triton interpreter)%s", NULL);
 	ncu_args(&args);
+	jargs = json_array();
 	for (size_t i = 0; i < args.n; i++)
 		json_array_append_new(jargs, json_string(args.v[i]));
 	strvec_clear(&args);

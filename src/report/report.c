@@ -130,9 +130,10 @@ json_t *report_compute(struct store *s, const char *run_id)
 			json_object_set(row, keys[k], json_object_get(r, keys[k]) ?: json_null());
 		if (!json_is_true(json_object_get(row, "found")))
 			json_object_set_new(row, "found", json_false());
-		json_object_set(row, "prompt_tokens", json_object_get(u, "prompt_tokens") ?: json_integer(0));
-		json_object_set(row, "completion_tokens", json_object_get(u, "completion_tokens") ?: json_integer(0));
-		json_object_set(row, "cost_usd", json_object_get(u, "cost_usd") ?: json_real(0));
+		json_object_set_new(row, "prompt_tokens", json_integer(json_integer_value(json_object_get(u, "prompt_tokens"))));
+		json_object_set_new(row, "completion_tokens",
+				    json_integer(json_integer_value(json_object_get(u, "completion_tokens"))));
+		json_object_set_new(row, "cost_usd", json_real(json_number_value(json_object_get(u, "cost_usd"))));
 		json_array_append_new(rows, row);
 	}
 	json_array_foreach(rows, i, t) {

@@ -84,13 +84,17 @@ def drop_privileges() -> str | None:
     return None
 
 
-def probe_network_isolation() -> str | None:
-    """Try isolate_network in a throwaway child; None when it works."""
+def _in_throwaway_child(fn) -> str | None:
+    """Run fn() (returning None or a reason) in a forked child that exits at
+    once, so that what it changes (namespaces, credentials) stays there."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
-        why = isolate_network()
+        try:
+            why = fn()
+        except Exception as e:  # report, never raise in the child
+            why = f"{type(e).__name__}: {e}"
         os.write(w, (why or "").encode()[:4000])
         os._exit(0)
     os.close(w)
@@ -103,6 +107,11 @@ def probe_network_isolation() -> str | None:
     os.close(r)
     os.waitpid(pid, 0)
     return msg.decode() or None
+
+
+def probe_network_isolation() -> str | None:
+    """Try isolate_network in a throwaway child; None when it works."""
+    return _in_throwaway_child(isolate_network)
 
 
 def can_drop_privileges(paths: list[str], writable: str) -> str | None:
@@ -111,27 +120,16 @@ def can_drop_privileges(paths: list[str], writable: str) -> str | None:
     Tried in a throwaway child; None when it can, else why not."""
     if os.getuid() != 0:
         return "not running as root"
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
+
+    def attempt() -> str | None:
         why = drop_privileges()
-        if not why:
-            for p in paths:
-                if not os.access(p, os.R_OK | os.X_OK):
-                    why = f"'{p}' is not readable by nobody"
-                    break
-        if not why and not os.access(writable, os.W_OK | os.X_OK):
-            why = f"'{writable}' is not writable by nobody"
-        os.write(w, (why or "").encode()[:4000])
-        os._exit(0)
-    os.close(w)
-    msg = b""
-    while True:
-        chunk = os.read(r, 4096)
-        if not chunk:
-            break
-        msg += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    return msg.decode() or None
+        if why:
+            return why
+        for p in paths:
+            if not os.access(p, os.R_OK | os.X_OK):
+                return f"'{p}' is not readable by nobody"
+        if not os.access(writable, os.W_OK | os.X_OK):
+            return f"'{writable}' is not writable by nobody"
+        return None
+
+    return _in_throwaway_child(attempt)

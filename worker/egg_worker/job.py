@@ -281,7 +281,10 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     if st["median"] < 0.0015 and res["device"] != "cpu":
         raise Verdict("integrity", f"reported kernel time {st['median'] * 1000:.2f} us is shorter than a kernel "
                       "launch can take: the timer was tampered with")
-    if st["mean"] < 0.5 * per_call - 0.02:
+    # A forged clock reports a small fraction of the real time; an honest one
+    # stays within noise of the wall clock, which on a loaded machine can be
+    # a factor of two or more, hence the factor of 4.
+    if st["mean"] < 0.25 * per_call - 0.02:
         raise Verdict("integrity", f"reported kernel time ({st['mean']:.4f} ms mean) disagrees with the trusted "
                       f"wall clock ({per_call:.4f} ms per call)")
     if hst["median"] > 1.5 * st["median"] + 0.1:

@@ -101,6 +101,9 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 								str_or(probe, "network_isolation_error", "unavailable")));
 		if (!json_array_size(json_object_get(probe, "gpus")))
 			json_array_append_new(notes, json_string("no GPU visible: egg runs on --device cpu (Triton interpreter, CPU timings)"));
+		if (json_is_true(json_object_get(probe, "root")) && !json_is_true(json_object_get(probe, "privilege_drop")))
+			json_array_append_new(notes, json_sprintf("candidates run as root: %s",
+								str_or(probe, "privilege_note", "cannot drop privileges")));
 		if (!json_string_value(json_object_get(probe, "ncu")))
 			json_array_append_new(notes, json_string("ncu not found: the profile agent gets timings only"));
 	}
@@ -146,9 +149,15 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 			       json_object_get(probe, "ncu_version") ? ")" : "");
 			if (json_object_get(probe, "ncu_counters"))
 				printf("ncu counters:  %s\n", str_or(probe, "ncu_counters", "?"));
-			printf("sandbox:       network isolation %s, running as %s\n",
-			       json_is_true(json_object_get(probe, "network_isolation")) ? "available" : "UNAVAILABLE",
-			       json_is_true(json_object_get(probe, "root")) ? "root (candidates drop to nobody)" : "a user");
+			printf("sandbox:       network isolation %s; ",
+			       json_is_true(json_object_get(probe, "network_isolation")) ? "available" : "UNAVAILABLE");
+			if (!json_is_true(json_object_get(probe, "root")))
+				printf("running as a user\n");
+			else if (json_is_true(json_object_get(probe, "privilege_drop")))
+				printf("running as root, candidates drop to nobody\n");
+			else
+				printf("running as root, candidates keep root (%s)\n",
+				       str_or(probe, "privilege_note", "cannot drop"));
 		}
 		json_array_foreach(notes, i, g)
 			printf("note:          %s\n", json_string_value(g));

@@ -119,7 +119,20 @@ def spawn(target, role: str, log_path: str, *args) -> Child:
 
 def sweep_orphans(keep: set[int]) -> list[int]:
     """As a child subreaper, kill and reap every descendant re-parented to us
-    (daemonised leftovers of candidates) except `keep`. Returns the pids."""
+    (daemonised leftovers of candidates) except `keep`. Killing one can orphan
+    its own children, which are re-parented to us a moment later, so sweep
+    until a pass finds nothing. Returns the pids killed."""
+    killed: list[int] = []
+    for _ in range(50):
+        found = _sweep_once(keep)
+        if not found:
+            break
+        killed += found
+        time.sleep(0.02)
+    return killed
+
+
+def _sweep_once(keep: set[int]) -> list[int]:
     me = os.getpid()
     killed = []
     for entry in os.listdir("/proc"):

@@ -119,6 +119,20 @@ def probe(with_ncu: bool = True) -> dict:
     if why:
         out["network_isolation_error"] = why
     out["root"] = os.getuid() == 0
+    if out["root"]:
+        import tempfile
+
+        paths = [os.path.dirname(os.__file__), sys.executable,
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        for name in ("torch", "triton", "numpy"):
+            try:
+                paths.append(os.path.dirname(__import__(name).__file__))
+            except Exception:
+                pass
+        why = sandbox.can_drop_privileges(paths, tempfile.gettempdir())
+        out["privilege_drop"] = why is None
+        if why:
+            out["privilege_note"] = why
     return out
 
 

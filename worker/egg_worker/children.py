@@ -123,12 +123,16 @@ def sweep_orphans(keep: set[int]) -> list[int]:
     its own children, which are re-parented to us a moment later, so sweep
     until a pass finds nothing. Returns the pids killed."""
     killed: list[int] = []
-    for _ in range(50):
+    quiet = 0
+    for _ in range(100):
         found = _sweep_once(keep)
-        if not found:
-            break
         killed += found
-        time.sleep(0.02)
+        # Done after two empty passes 50 ms apart: a slow daemon may still be
+        # between its fork and its parent's exit.
+        quiet = quiet + 1 if not found else 0
+        if quiet == 2:
+            break
+        time.sleep(0.05)
     return killed
 
 

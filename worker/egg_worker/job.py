@@ -149,6 +149,7 @@ def run_eval(ctx: dict, job: dict) -> dict:
     trials = int(job.get("trials", 5))
     if trials < 1:
         raise InputError("trials must be at least 1")
+    sweep_orphans(set())  # nothing a previous candidate left may load the machine now
     timeout = float(job.get("timeout_s", 600))
     deadline = time.monotonic() + timeout
     scratch = Scratch(ctx, job)

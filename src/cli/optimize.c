@@ -2,10 +2,14 @@
 #include "optimize.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "../util/timeutil.h"
 
 void optimize_flags_init(struct optimize_flags *f)
 {
@@ -170,4 +174,87 @@ void optimize_progress_stderr(void *ctx, const char *stage, const char *text)
 {
 	(void)ctx;
 	fprintf(stderr, "egg: [%s] %s\n", stage, text);
+}
+
+/* Peak memory bandwidth by GPU name (vendor datasheets), for the prompts. */
+static const struct { const char *name; const char *bandwidth; } bandwidths[] = {
+	{ "H200", "about 4.8 TB/s" }, { "H100", "about 3.35 TB/s (SXM)" }, { "B200", "about 8 TB/s" },
+	{ "A100", "about 2.0 TB/s" }, { "L40S", "about 0.86 TB/s" }, { "4090", "about 1.0 TB/s" },
+	{ "A10", "about 0.6 TB/s" }, { "L4", "about 0.3 TB/s" },
+};
+
+char *optimize_device_text(const json_t *facts, const char *device)
+{
+	const char *name;
+	const char *bw = "unknown";
+	if (!strcmp(device, "cpu"))
+		return xstrdup("CPU with Triton's interpreter (TRITON_INTERPRET=1). Kernels are checked exactly as on a "
+			       "GPU, but times are CPU times: the interpreter runs each program instance in Python, so "
+			       "fewer, larger blocks run faster. No hardware counters.");
+	name = json_string_value(json_object_get(facts, "name")) ?: "unknown GPU";
+	for (size_t i = 0; i < sizeof(bandwidths) / sizeof(bandwidths[0]); i++)
+		if (strstr(name, bandwidths[i].name)) {
+			bw = bandwidths[i].bandwidth;
+			break;
+		}
+	return xasprintf("%s (%s), %lld SMs, L2 cache %.0f MB, %.0f GB device memory, memory bandwidth %s, "
+			 "compute capability %s, driver %s",
+			 name, device, json_integer_value(json_object_get(facts, "sm_count")),
+			 json_number_value(json_object_get(facts, "l2_bytes")) / 1e6,
+			 json_number_value(json_object_get(facts, "memory_bytes")) / 1e9, bw,
+			 json_string_value(json_object_get(facts, "compute_capability")) ?: "?",
+			 json_string_value(json_object_get(facts, "driver")) ?: "?");
+}
+
+const char *optimize_precision_note(const char *precision)
+{
+	return !strcmp(precision, "tf32")
+		       ? "TF32 is allowed on both sides for this run (tl.dot may use its default precision)."
+		       : "fp32 data stays fp32 math: pass input_precision=\"ieee\" to tl.dot (its default would use "
+			 "TF32), do not downcast, and keep the output dtype of the reference. Tolerance: 1e-4.";
+}
+
+void optimize_print_table(FILE *f, const char *task, const char *device, const json_t *baseline,
+			  const json_t *rows)
+{
+	double eager = json_number_value(json_object_get(baseline, "eager_ms"));
+	const json_t *row, *c = json_object_get(baseline, "compile_ms");
+	size_t i;
+	fprintf(f, "egg: %s on %s%s\n", task, device, !strcmp(device, "cpu") ? " (CPU timings, Triton interpreter)" : "");
+	fprintf(f, "  %-26s %14s %18s\n", "stage", "latency (ms)", "speedup vs eager");
+	if (baseline) {
+		fprintf(f, "  %-26s %14.4f %17.2fx\n", "PyTorch eager", eager, 1.0);
+		if (json_is_number(c))
+			fprintf(f, "  %-26s %14.4f %17.2fx\n", "torch.compile", json_number_value(c),
+				eager / json_number_value(c));
+	}
+	json_array_foreach(rows, i, row) {
+		const json_t *ms = json_object_get(row, "kernel_ms");
+		const char *title = json_string_value(json_object_get(row, "title"));
+		if (!json_is_number(ms))
+			fprintf(f, "  %-26s %14s %18s\n", title, "-", "-");
+		else if (baseline)
+			fprintf(f, "  %-26s %14.4f %17.2fx\n", title, json_number_value(ms), eager / json_number_value(ms));
+		else
+			fprintf(f, "  %-26s %14.4f %18s\n", title, json_number_value(ms), "-");
+	}
+}
+
+/* A run id: UTC time plus a random suffix, e.g. 20261129-101500-3f9a. */
+char *optimize_run_id(const char *hint)
+{
+	char stamp[32], rnd[8];
+	time_t t = time(NULL);
+	struct tm tm;
+	FILE *f = fopen("/dev/urandom", "rb");
+	unsigned v = (unsigned)time_mono_ms();
+	if (f) {
+		if (fread(&v, sizeof(v), 1, f) != 1)
+			v ^= (unsigned)t;
+		fclose(f);
+	}
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(rnd, sizeof(rnd), "%04x", v & 0xffff);
+	return hint ? xasprintf("%s-%s-%s", stamp, hint, rnd) : xasprintf("%s-%s", stamp, rnd);
 }

@@ -40,8 +40,11 @@ def main() -> None:
         for _ in range(args.reps):
             t0 = time.perf_counter()
             res = warm.call(req)
-            forked.append(overhead(res, time.perf_counter() - t0, iters, warmup))
+            wall = time.perf_counter() - t0
+            forked.append(overhead(res, wall, iters, warmup))
             assert res["verdict"] == "pass", res
+            print(f"  {name}: wall {wall:.2f} s, compile {res['compile_s'] or 0:.2f} s, kernel "
+                  f"{res['kernel_ms']:.4f} ms, phases {res.get('phases_s')}", flush=True)
         for _ in range(args.reps):
             t0 = time.perf_counter()
             w = Worker(kind)

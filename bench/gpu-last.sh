@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-last.sh: the shortest complete GPU acceptance: the pipeline over three tasks
-# (scripted mock LLM, real kernels, real ncu), then the timing-attack candidates.
+# (scripted mock LLM, real kernels, real ncu). The adversarial suite is in gpu-evaluator.sh.
 set -u
 out=${1:-/tmp/egg-gpu}
 mkdir -p "$out"
@@ -19,7 +19,4 @@ sqlite3 "$out/store/egg.db" .dump >"$out/store.sql" 2>/dev/null || cp "$out/stor
 for d in "$out"/store/runs/*/gpu_pipeline__*; do cp "$d/trajectory.json" "$out/traj-$(basename "$d").json" 2>/dev/null; done
 ls "$out"/store/runs/*/gpu_pipeline__ew/calls/ 2>/dev/null | head -3
 cat "$out"/store/runs/*/gpu_pipeline__ew/calls/005-*.user.md 2>/dev/null | sed -n '/Profile of the current kernel/,/Reference/p' | head -16
-echo "== $(date +%T) adversarial"
-EGG_ADV_ONLY="h00 c07_patch_timer c14_persist h04" timeout 60 python3 tests/worker/test_adversarial.py cuda >"$out/adversarial.txt" 2>&1
-grep -E '^(not ok|# [a-z0-9_]+\.py:)' "$out/adversarial.txt"
 echo "== $(date +%T) done"

@@ -29,7 +29,9 @@ def main() -> None:
             assert res["verdict"] == "pass", res
             times.append(res["kernel_ms"])
             cvs.append(res["timing"]["cv"])
-            print(f"  {name} run {len(times)}: {res['kernel_ms']:.4f} ms (within-run cv {res['timing']['cv']:.2%})", flush=True)
+            print(f"  {name} run {len(times)}: {res['kernel_ms']:.4f} ms (within-run cv {res['timing']['cv']:.2%}, "
+                  f"spin {res['timing'].get('spin_ms', 0):.3f} ms, launch {res['timing'].get('launch_median') or 0:.3f} ms, "
+                  f"phases {res.get('phases_s')})", flush=True)
         mean = statistics.mean(times)
         cv = statistics.stdev(times) / mean
         print(f"{name:12s} {args.runs} evaluations: median {statistics.median(times):.4f} ms, "

@@ -58,7 +58,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
 	struct eval_opts o;
-	const char *precision = NULL, *compile_mode = NULL;
+	const char *precision = NULL, *compile_mode = NULL, *clock = NULL;
 	int trials = 0, iters = 0, warmup = 0, no_baseline = 0, no_timing = 0;
 	double atol = -1, rtol = -1, timeout = 0, bound = 0;
 	const struct opt own[] = {
@@ -69,6 +69,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		{ "rtol", 0, OPT_DOUBLE, &rtol, "X", "relative tolerance (default 1e-4; fp16/bf16 1e-2)" },
 		{ "precision", 0, OPT_STRING, &precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" },
 		{ "compile-mode", 0, OPT_STRING, &compile_mode, "M", "torch.compile baseline mode: default, max-autotune, or none (skip it)" },
+		{ "clock", 0, OPT_STRING, &clock, "C", "GPU time: gpu (launch cost hidden, default) or latency (included)" },
 		{ "no-baseline", 0, OPT_FLAG, &no_baseline, NULL, "skip the eager/torch.compile baselines" },
 		{ "no-timing", 0, OPT_FLAG, &no_timing, NULL, "check correctness only" },
 		{ "timeout", 0, OPT_DOUBLE, &timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
@@ -122,6 +123,10 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		o.precision = precision;
 	if (compile_mode)
 		o.compile_mode = compile_mode;
+	if (clock && eval_opts_set_clock(&o, clock) < 0) {
+		code = err_report();
+		goto out;
+	}
 	if (timeout > 0)
 		o.timeout_s = timeout;
 	if (bound > 0)

@@ -17,7 +17,7 @@ struct optimize_flags {
 	int no_multi_seed, no_refine, no_hw_tune, single_agent, no_profile;
 	int trials, iters, warmup;
 	double atol, rtol, timeout;
-	const char *precision, *compile_mode;
+	const char *precision, *compile_mode, *clock;
 	int max_tokens;
 	double max_cost;
 	int quiet, table;

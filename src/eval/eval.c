@@ -22,16 +22,27 @@ void eval_opts_init(struct eval_opts *o, const char *device)
 	o->atol = o->rtol = -1;
 	o->precision = "fp32";
 	o->compile_mode = "default";
+	o->clock = "gpu";
 	o->timeout_s = cpu ? 900 : 300;
 	o->speedup_bound = 10;
 	o->timing = 1;
 }
 
+int eval_opts_set_clock(struct eval_opts *o, const char *clock)
+{
+	if (strcmp(clock, "gpu") && strcmp(clock, "latency")) {
+		err_set(ERR_INPUT, "unknown clock '%s' (use gpu or latency)", clock);
+		return -1;
+	}
+	o->clock = clock;
+	return 0;
+}
+
 static json_t *base_request(const char *op, const struct eval_opts *o, const char *task_source)
 {
-	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:f}", "op", op, "device", o->device,
+	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:f}", "op", op, "device", o->device,
 			      "task_source", task_source, "warmup", o->warmup, "iters", o->iters,
-			      "precision", o->precision, "timeout_s", o->timeout_s);
+			      "precision", o->precision, "clock", o->clock, "timeout_s", o->timeout_s);
 	if (o->lock)
 		json_object_set_new(r, "lock", json_string(o->lock));
 	if (o->atol >= 0)
@@ -48,7 +59,7 @@ static void baseline_key(struct worker *w, const struct eval_opts *o, const char
 	const json_t *hello = worker_hello(w);
 	struct hash_ctx *h = hash_begin();
 	char num[64];
-	hash_field(h, "egg-baseline-v1");
+	hash_field(h, "egg-baseline-v2");
 	hash_field(h, task_source);
 	hash_field(h, o->device);
 	hash_field(h, json_string_value(json_object_get(device_facts, "name")));
@@ -57,6 +68,7 @@ static void baseline_key(struct worker *w, const struct eval_opts *o, const char
 	hash_field(h, json_string_value(json_object_get(hello, "triton")));
 	hash_field(h, o->precision);
 	hash_field(h, o->compile_mode);
+	hash_field(h, o->clock);
 	snprintf(num, sizeof(num), "%d/%d", o->warmup, o->iters);
 	hash_field(h, num);
 	hash_final(h, key);

@@ -14,6 +14,7 @@ struct eval_opts {
 	double atol, rtol;	/* < 0: the worker's defaults per dtype */
 	const char *precision;	/* "fp32" (TF32 off) or "tf32" */
 	const char *compile_mode; /* torch.compile mode of the baseline */
+	const char *clock;	/* GPU timing: "gpu" (launch cost hidden) or "latency" */
 	double timeout_s;	/* per job */
 	double speedup_bound;	/* re-measure in a fresh process beyond this */
 	int timing;		/* time the candidate (0: correctness only) */
@@ -24,6 +25,8 @@ struct eval_opts {
 /* Defaults for a device: 5 trials, fp32, 1e-4 (fp16/bf16: 1e-2), and 10+100
  * timed calls on a GPU or 1+5 on the CPU interpreter. */
 void eval_opts_init(struct eval_opts *o, const char *device);
+/* Sets o->clock from a user's word ("gpu" or "latency"); -1 with ERR_INPUT. */
+int eval_opts_set_clock(struct eval_opts *o, const char *clock);
 
 /* Facts about the device from the worker's probe: name, SM count, L2 size,
  * memory, driver (GPU) or the platform (CPU). Owned; NULL with an error. */

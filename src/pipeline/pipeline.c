@@ -97,6 +97,7 @@ static char *cache_path(struct pipe *p, const char *kind, const char *source)
 	hash_field(h, source);
 	hash_field(h, e->device);
 	hash_field(h, e->precision);
+	hash_field(h, e->clock);
 	snprintf(num_s, sizeof(num_s), "%d/%d/%d/%g/%g", e->trials, e->warmup, e->iters, e->atol, e->rtol);
 	hash_field(h, num_s);
 	hash_final(h, key);

@@ -23,6 +23,7 @@ assert {"median", "min", "max", "iters"} <= set(t) and t["iters"] == 3
 assert j["eager_ms"] > 0 and abs(j["speedup_eager"] - j["eager_ms"] / j["kernel_ms"]) < 1e-9
 assert j["compile_ms"] is None or j["speedup_compile"] > 0
 assert j["baseline"]["cached"] is False
+assert t["clock"] == "cpu_perf_counter" and t["spin_ms"] == 0.0 and t["launch_median"] > 0
 PY
 check "the baseline was cached under the store" sh -c "ls '$EGG_STORE'/baselines/*.json >/dev/null"
 
@@ -46,6 +47,10 @@ expect_err "^egg: error: task file has no 'get_inputs'" "the missing function is
 
 run_egg eval --device tpu "$T/softmax.py" "$T/softmax_kernel.py"
 expect_rc 2 "an unknown device"
+
+run_egg eval --device cpu --clock wall "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 2 "an unknown clock"
+expect_err "^egg: error: unknown clock 'wall' \(use gpu or latency\)$" "the error names the clock and the choices"
 
 run_egg eval --device cpu --python /nonexistent/python "$T/softmax.py" "$T/softmax_kernel.py"
 expect_rc 3 "a worker that cannot start is an infrastructure failure"

@@ -45,6 +45,10 @@ def main() -> int:
     def check_pending() -> None:
         for cand, pattern in pending:
             left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.strip()
+            if left:  # say who holds it, for the diagnosis
+                left = subprocess.run(["ps", "-o", "pid,ppid,pgid,sid,user,stat,etime,args", "-p",
+                                       ",".join(left.split()), "-p", str(w.p.pid)],
+                                      capture_output=True, text=True).stdout
             tap.ok(not left, f"{cand}: no '{pattern}' process survives into the next evaluation", left)
         pending.clear()
     for path in paths:

@@ -140,6 +140,10 @@ raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or 
     tap.ok(not r.get("ok") and r.get("kind") == "input" and "serves cpu" in r.get("error", ""),
            "a CPU worker refuses GPU jobs as an input error", r)
 
+    r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "clock": "wall"})
+    tap.ok(not r.get("ok") and r.get("kind") == "input" and "unknown clock 'wall'" in r.get("error", ""),
+           "an unknown clock is an input error", r)
+
     r = w.call({"op": "baseline", "device": "cpu", "task_source": BRS, "iters": 3, "warmup": 1, "compile": False})
     res = r.get("result", {})
     tap.ok(r.get("ok") and res.get("eager_ms", 0) > 0 and res["eager"]["iters"] == 3,

@@ -115,7 +115,7 @@ def run(ch: Channel, job: dict) -> None:
         if device.type == "cpu":
             torch.set_num_threads(job["cpu_threads"])
         apply_precision(job["precision"])
-        timer = Timer(device, job["l2_bytes"])
+        timer = Timer(device, job["l2_bytes"], job.get("clock", "gpu"))
         guard = Guard()
         _serve(ch, job, facts, device, timer, guard)
     except Failure as f:
@@ -247,14 +247,14 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
                 with torch.no_grad():
                     if what == "warmup":
                         # Checksums here too: their one-time setup is paid before calibration.
-                        timer.run(model, base, cmd["seed"], cmd["n"], checksums=True)
+                        timer.run(model, base, cmd["seed"], cmd["n"], checksums=True, warmup=True)
                         ch.send({"event": "warm"})
                     elif what == "calibrate":
                         timer.run(None, base, cmd["seed"], cmd["n"], checksums=True, dummy_outputs=dummy)
                         ch.send({"event": "calibrated"})
                     else:
                         r = timer.run(model, base, cmd["seed"], cmd["n"], checksums=True)
-                        ch.send({"event": "timed", **r})
+                        ch.send({"event": "timed", "spin_ms": timer.spin_ms if timer.clock == "gpu" else 0.0, **r})
             elif what == "guarded":
                 counts, bad = [], []
                 for i in range(cmd["n"]):

@@ -145,13 +145,19 @@ def run(ch: Channel, job: dict) -> None:
             ch.send({"event": "verified", "bad": bad})
 
 
+def _timing_stats(r: dict, timer: Timer) -> dict:
+    """Statistics of a timed loop, with the clock and launch figures."""
+    return dict(stats(r["events_ms"]), clock=timer.clock, launch_ms=stats(r["launch_ms"])["median"],
+                spin_ms=timer.spin_ms if timer.clock == "gpu" else 0.0)
+
+
 def baseline(ch: Channel, job: dict) -> None:
     """Entry point of the baseline process: eager and torch.compile timings
     with the same loop and precision as candidates."""
     try:
         device = _setup(job, "baseline")
         task, model = _build(job, device)
-        timer = Timer(device, job["l2_bytes"])
+        timer = Timer(device, job["l2_bytes"], job.get("clock", "gpu"))
         base = trial_inputs(task, job["base_seed"], 0, device)
         _forward(model, base)
     except TaskError as e:
@@ -174,14 +180,14 @@ def baseline(ch: Channel, job: dict) -> None:
         ch.send({"event": "ready_to_time"})
         if ch.recv().get("cmd") != "time":
             return
-        timer.run(model, base, job["seed"], job["warmup"], checksums=False)
+        timer.run(model, base, job["seed"], job["warmup"], checksums=False, warmup=True)
         r = timer.run(model, base, job["seed"] + 1_000_000, job["iters"], checksums=False)
-        out["eager"] = stats(r["events_ms"])
+        out["eager"] = _timing_stats(r, timer)
         if compiled is not None:
             try:
-                timer.run(compiled, base, job["seed"], job["warmup"], checksums=False)
+                timer.run(compiled, base, job["seed"], job["warmup"], checksums=False, warmup=True)
                 r = timer.run(compiled, base, job["seed"] + 2_000_000, job["iters"], checksums=False)
-                out["compiled"] = stats(r["events_ms"])
+                out["compiled"] = _timing_stats(r, timer)
             except Exception as e:
                 out["compile_error"] = trim(f"{type(e).__name__}: {e}", 600)
     ch.send(out)

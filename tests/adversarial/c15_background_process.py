@@ -1,6 +1,6 @@
 # class: 15 sabotage: a daemonised background process left to load the machine
 # task: bias_relu_scale
-# expect: fail correctness noprocess:sleep 3141.59
+# expect: fail correctness noprocess:sleep.3141[.]59
 import torch
 import torch.nn as nn
 import triton

@@ -40,17 +40,15 @@ def main() -> int:
     paths = sorted(glob.glob(os.path.join(ADV, "[ch][0-9]*.py")),
                    key=lambda p: (not os.path.basename(p).startswith("h00"), p))
     only = os.environ.get("EGG_ADV_ONLY", "").split()
-    pending: list = []
 
-    def check_pending() -> None:
-        for cand, pattern in pending:
-            left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.strip()
-            if left:  # say who holds it, for the diagnosis
-                left = subprocess.run(["ps", "-o", "pid,ppid,pgid,sid,user,stat,etime,args", "-p",
-                                       ",".join(left.split()), "-p", str(w.p.pid)],
-                                      capture_output=True, text=True).stdout
-            tap.ok(not left, f"{cand}: no '{pattern}' process survives into the next evaluation", left)
-        pending.clear()
+    def check_no_process(cand: str, pattern: str) -> None:
+        left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.strip()
+        if left:  # say who holds it, for the diagnosis
+            left = subprocess.run(["ps", "-o", "pid,ppid,pgid,sid,user,stat,etime,args", "-p",
+                                   ",".join(left.split()), "-p", str(w.p.pid)],
+                                  capture_output=True, text=True).stdout
+        tap.ok(not left, f"{cand}: no '{pattern}' process survives its evaluation", left)
+
     for path in paths:
         meta = header(path)
         name = os.path.basename(path)
@@ -62,11 +60,8 @@ def main() -> int:
         expect = meta["expect"].split()
         sizes = {"iters": 3, "warmup": 1} if device == "cpu" else {"iters": 50, "warmup": 5}
         t0 = time.monotonic()
-        checking = list(pending)
         r = w.call({"op": "eval", "device": device, "task_source": open(task_path(meta["task"])).read(),
                     "kernel_source": open(path).read(), "trials": 5, "timeout_s": 300, **sizes})
-        if checking:
-            check_pending()
         if not r.get("ok"):
             tap.ok(False, f"{name}: the worker answered", r)
             continue
@@ -85,10 +80,9 @@ def main() -> int:
                 fair = ref is not None and res.get("kernel_ms") is not None and res["kernel_ms"] >= 0.9 * ref
                 tap.ok(fair, f"{name}: timed honestly ({res.get('kernel_ms')} ms vs {ref} ms for {value})")
             elif kind == "noprocess":
-                # Checked after the next evaluation: the worker sweeps every
-                # leftover before it evaluates anything else, so no daemon of
-                # this candidate can load the machine while another is timed.
-                pending.append((name, value))
+                # The worker sweeps leftovers when an evaluation ends (and
+                # again before the next one starts): none may be alive now.
+                check_no_process(name, value)
         if res["verdict"] == "pass":
             honest_ms[name] = res["kernel_ms"]
         ms = f"{res['kernel_ms']:.4f} ms" if res.get("kernel_ms") else ""
@@ -99,7 +93,6 @@ def main() -> int:
     # The worker survives every one of them.
     r = w.eval(os.path.join(TASKS, "softmax.py"), open(os.path.join(TASKS, "softmax_kernel.py")).read(), device=device)
     tap.ok(r.get("ok") and r["result"]["verdict"] == "pass", "the worker still evaluates honest kernels afterwards", r)
-    check_pending()
     w.close()
     print("# class | candidate | verdict | kernel time | reason or last flag")
     for row in table:

@@ -68,6 +68,16 @@ static double num(const json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+int pipeline_timing_plausible(double kernel_ms, const json_t *profile, double *ncu_ms)
+{
+	double ns = json_is_true(json_object_get(profile, "available"))
+			    ? num(json_object_get(profile, "aggregate"), "duration_ns") : NAN;
+	*ncu_ms = ns / 1e6;
+	if (isnan(*ncu_ms) || *ncu_ms <= 0 || !isfinite(kernel_ms))
+		return 1;
+	return *ncu_ms <= 1.25 * kernel_ms + 0.010;
+}
+
 static void progress(struct pipe *p, const char *stage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void progress(struct pipe *p, const char *stage, const char *fmt, ...)
@@ -408,6 +418,28 @@ static void stage_row(struct pipe *p, const struct stage *st)
 	json_array_append_new(p->out->stage_rows, row);
 }
 
+/*
+ * The second witness: before a candidate may win, Nsight Compute's GPU time
+ * of its kernels (the profile the next stage reads anyway) must not exceed
+ * its measured time by much. Work hidden from the timer, such as kernels on
+ * a stream that does not wait for the timed one, shows up here. Without a
+ * profile (CPU, --no-profile, ncu missing) the check passes.
+ */
+static int timing_confirmed(struct pipe *p, struct cand *c)
+{
+	double ncu_ms;
+	char note[200];
+	if (pipeline_timing_plausible(c->ms, profile(p, c), &ncu_ms))
+		return 1;
+	snprintf(note, sizeof(note), "timed at %.4f ms, but Nsight Compute measured %.4f ms of GPU time in its kernels",
+		 c->ms, ncu_ms);
+	step(p, c, "selection", 1, 0, note);
+	decide(p, c->stage, "%s discarded: %s; its timing is not trusted", c->id, note);
+	c->valid = 0;
+	c->ms = INFINITY;
+	return 0;
+}
+
 /* ---- stages ---- */
 
 static void run_seeds(struct pipe *p)
@@ -458,10 +490,12 @@ static void run_seeds(struct pipe *p)
 		if (!c)
 			break;
 		validate(p, c, p->o->seed_repairs, "seed");
-		if (c->valid)
+		if (!c->valid) {
+			if (!p->stop)
+				decide(p, st->name, "seed %d dropped: still failing after %d repair(s)", s, p->o->seed_repairs);
+		} else if (timing_confirmed(p, c)) {
 			valid[nvalid++] = c;
-		else if (!p->stop)
-			decide(p, st->name, "seed %d dropped: still failing after %d repair(s)", s, p->o->seed_repairs);
+		}
 	}
 	buf_release(&approaches);
 	set_pool(p, valid, nvalid);
@@ -526,6 +560,8 @@ static void run_refine(struct pipe *p)
 		validate(p, c, p->o->repairs, "refine");
 		if (c->valid) {
 			int better = pipeline_faster(c->ms, c->cv, s->ms, s->cv, p->env->eval.iters);
+			if (better && !timing_confirmed(p, c))
+				goto next;
 			step(p, c, "selection", 1, better, better ? "faster than its seed" : "not faster than its seed");
 			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
 			       better ? "accepted" : "rejected: not faster than its seed", c->ms, s->ms);
@@ -606,6 +642,8 @@ static void run_tuning(struct pipe *p, const struct stage *st)
 		validate(p, c, p->o->repairs, "tune");
 		if (c->valid) {
 			int better = pipeline_faster(c->ms, c->cv, m->ms, m->cv, p->env->eval.iters);
+			if (better && !timing_confirmed(p, c))
+				goto next;
 			step(p, c, "selection", 1, better, better ? "valid and faster" : "valid but not faster");
 			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
 			       better ? "accepted" : "rejected: not faster (kept the current kernel)", c->ms, m->ms);

@@ -63,4 +63,14 @@ void pipeline_result_clear(struct pipeline_result *r);
  * calls whose coefficient of variation is cv. */
 int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv, int iters);
 
+/*
+ * Whether a candidate's measured time is plausible next to the GPU time
+ * Nsight Compute measured in its kernels for one forward call (the profile's
+ * aggregate duration_ns): implausible when ncu's time exceeds kernel_ms by
+ * more than 25% + 10 us, as when work runs on a stream the timer does not
+ * wait for. 1 (plausible) when the profile has no duration. *ncu_ms gets
+ * ncu's time in ms, or NAN.
+ */
+int pipeline_timing_plausible(double kernel_ms, const json_t *profile, double *ncu_ms);
+
 #endif

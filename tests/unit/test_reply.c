@@ -1,4 +1,5 @@
 /* test_reply.c: code and JSON extraction from agent replies; the acceptance rule. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,4 +78,20 @@ void suite_reply(void)
 	CHECK(!pipeline_faster(0.85, 0.30, 1.0, 0.30, 3),
 	      "15%% faster with 30%% spreads over 3 calls is within the noise and rejected");
 	CHECK(!pipeline_faster(1.0, 0.0, 1.0, 0.0, 100), "equal times are rejected");
+
+	{
+		/* Figures from the H200 run: honest kernels read 0-6% above ncu. */
+		json_t *prof = json_pack("{s:b, s:{s:f}}", "available", 1, "aggregate", "duration_ns", 126944.0);
+		json_t *none = json_pack("{s:b, s:s}", "available", 0, "reason", "cpu device");
+		double ncu;
+		CHECK(pipeline_timing_plausible(0.1298, prof, &ncu) && fabs(ncu - 0.126944) < 1e-9,
+		      "an honest time 2%% above ncu's is plausible");
+		CHECK(pipeline_timing_plausible(0.1100, prof, &ncu), "a time 13%% below ncu's is within the margin");
+		CHECK(!pipeline_timing_plausible(0.0400, prof, &ncu),
+		      "a time of a third of ncu's GPU time (work hidden from the timer) is implausible");
+		CHECK(pipeline_timing_plausible(0.0010, none, &ncu) && isnan(ncu),
+		      "without a profile there is nothing to contradict the time");
+		json_decref(prof);
+		json_decref(none);
+	}
 }

@@ -17,7 +17,7 @@ echo "== $(date +%T) egg optimize with seeds: hostile, honest"
 python3 tests/mock/mockllm.py --script $w/script.json --log "$out/mock.jsonl" --port-file "$out/port" >/dev/null 2>&1 &
 for _ in $(seq 50); do [ -s "$out/port" ] && break; sleep 0.1; done
 export EGG_BASE_URL=http://127.0.0.1:$(cat "$out/port")
-timeout 240 build/egg optimize --device cuda --no-refine --no-hw-tune --run-dir "$out/run" -o "$out/final.py" bench/gpu_pipeline/ew.py >"$out/optimize.txt" 2>&1
+timeout 240 build/egg optimize --device cuda --no-refine --no-hw-tune --seed-repairs 0 --run-dir "$out/run" -o "$out/final.py" bench/gpu_pipeline/ew.py >"$out/optimize.txt" 2>&1
 echo "optimize exit $?"
 cat "$out/run/decisions.jsonl" 2>/dev/null
 head -1 "$out/final.py"

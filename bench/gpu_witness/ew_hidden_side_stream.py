@@ -1,7 +1,9 @@
 # approach: [ew] hostile: the real work on a side stream that does not wait for
 # the timed stream, launched during the spin that hides the launch path; a host
-# sleep makes the launch look slow so that the spin grows to its cap. egg eval
-# passes it with a small time; Nsight Compute sees the real kernel.
+# sleep makes the launch look slow so that the spin grows to its cap. During the
+# correctness trials (the first calls) it does wait, as their inputs are still
+# being written. egg eval passes it with a small time; Nsight Compute sees the
+# real kernel.
 import time
 
 import torch
@@ -20,6 +22,7 @@ def ew_kernel(x_ptr, b_ptr, out_ptr, n_cols, start, n_elem, BLOCK: tl.constexpr)
 
 
 _side = []
+_calls = [0]
 
 
 class ModelNew(nn.Module):
@@ -32,7 +35,10 @@ class ModelNew(nn.Module):
             _side.append(torch.cuda.Stream())
         x = x.contiguous()
         n = x.numel()
-        with torch.cuda.stream(_side[0]):  # no wait_stream: the inputs are ready anyway
+        _calls[0] += 1
+        if _calls[0] <= 5:
+            _side[0].wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(_side[0]):  # later calls do not wait: timed inputs are ready
             out = torch.empty_like(x)  # allocated (and any fill queued) on the side stream
             ew_kernel[(triton.cdiv(n, 1024),)](x, self.bias, out, x.shape[-1], 0, n, BLOCK=1024)
         time.sleep(0.0004)

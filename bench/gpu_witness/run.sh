@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # run.sh: the pipeline's second witness on a GPU. Seed 1 hides its work on a
-# side stream during the timing spin; egg eval alone passes it with a small
-# time, and `egg optimize` discards it because Nsight Compute measures the
-# real GPU time of its kernels. usage: bash bench/gpu_witness/run.sh OUTDIR
+# side stream during the timing spin; egg eval alone should pass it with a
+# small time, and `egg optimize` should discard it because Nsight Compute
+# measures the real GPU time of its kernels. (Run on an H200 with a 0.4 ms host
+# sleep: the launch outgrew the spin's cap, so the hidden work gained nothing —
+# 0.226 ms against the honest 0.130 — and the witness had nothing to catch;
+# the sleep is now 0.25 ms.) usage: bash bench/gpu_witness/run.sh OUTDIR
 set -u
 out=${1:-/tmp/egg-witness}
 mkdir -p "$out"

@@ -111,9 +111,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		json_object_set_new(ts.result, "final_kernel", json_string(fl.output));
 	}
 	json_object_set_new(ts.result, "run_id", json_string(run_id));
-	if ((!ctx.json || fl.table) && res_rows)
-		optimize_print_table(stderr, ctx.args.v[0], device, json_object_get(ts.result, "eager_ms") &&
-				     !json_is_null(json_object_get(ts.result, "eager_ms")) ? ts.result : NULL, res_rows);
+	if ((!ctx.json || fl.table) && res_rows) {
+		const json_t *eager = json_object_get(ts.result, "eager_ms");
+		optimize_print_table(stderr, ctx.args.v[0], device, fl.clock ? fl.clock : "gpu",
+				     eager && !json_is_null(eager) ? ts.result : NULL, res_rows);
+	}
 	if (ctx.json)
 		cmd_print_json(json_incref(ts.result));
 	else if (json_is_true(json_object_get(ts.result, "found")))

@@ -217,14 +217,17 @@ const char *optimize_precision_note(const char *precision)
 			 "TF32), do not downcast, and keep the output dtype of the reference. Tolerance: 1e-4.";
 }
 
-void optimize_print_table(FILE *f, const char *task, const char *device, const json_t *baseline,
+void optimize_print_table(FILE *f, const char *task, const char *device, const char *clock, const json_t *baseline,
 			  const json_t *rows)
 {
 	double eager = json_number_value(json_object_get(baseline, "eager_ms"));
 	const json_t *row, *c = json_object_get(baseline, "compile_ms");
 	size_t i;
-	fprintf(f, "egg: %s on %s%s\n", task, device, !strcmp(device, "cpu") ? " (CPU timings, Triton interpreter)" : "");
-	fprintf(f, "  %-26s %14s %18s\n", "stage", "latency (ms)", "speedup vs eager");
+	if (!strcmp(device, "cpu"))
+		fprintf(f, "egg: %s on cpu (CPU timings, Triton interpreter)\n", task);
+	else
+		fprintf(f, "egg: %s on %s (%s clock)\n", task, device, clock);
+	fprintf(f, "  %-26s %14s %18s\n", "stage", "time (ms)", "speedup vs eager");
 	if (baseline) {
 		fprintf(f, "  %-26s %14.4f %17.2fx\n", "PyTorch eager", eager, 1.0);
 		if (json_is_number(c))

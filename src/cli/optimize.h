@@ -41,7 +41,7 @@ char *optimize_device_text(const json_t *facts, const char *device);
 const char *optimize_precision_note(const char *precision);
 /* A new run id (UTC time, `hint`, random suffix); owned. */
 char *optimize_run_id(const char *hint);
-void optimize_print_table(FILE *f, const char *task, const char *device, const json_t *baseline,
+void optimize_print_table(FILE *f, const char *task, const char *device, const char *clock, const json_t *baseline,
 			  const json_t *rows);
 
 #endif

@@ -14,6 +14,8 @@ start_mock "$P/full.json"
 run_egg optimize $FAST --run-dir "$TMP/full" -o "$TMP/final.py" "$TASK"
 expect_rc 0 "the scripted run finds a valid kernel"
 expect_err "Algorithmic refinement" "the stage table is printed on stderr"
+expect_err "on cpu \(CPU timings, Triton interpreter\)" "the table says its times are CPU timings"
+expect_err "^  stage +time \(ms\) +speedup vs eager$" "the table's columns are named"
 check "the final kernel is the refined one" grep -q "refined" "$TMP/final.py"
 run_egg eval --device cpu --iters 2 --no-baseline "$TMP/final.py.missing" "$TMP/final.py" 2>/dev/null
 run_egg eval --device cpu --iters 2 --no-baseline "$TASK" "$TMP/final.py"

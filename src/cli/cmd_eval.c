@@ -32,11 +32,17 @@ static void print_human(const json_t *r)
 	if (!isnan(num(r, "max_abs_err")))
 		printf(" (max abs err %.3g, max rel err %.3g)", num(r, "max_abs_err"), num(r, "max_rel_err"));
 	printf("\n");
-	if (t && json_is_object(t))
-		printf("kernel:        %.4f ms median of %lld (min %.4f, max %.4f, cv %.2f%%) [%s%s]\n",
-		       num(t, "median"), json_integer_value(json_object_get(t, "iters")), num(t, "min"),
-		       num(t, "max"), 100 * num(t, "cv"), cpu ? "CPU timing, Triton interpreter" : "CUDA events, ",
-		       cpu ? "" : device);
+	if (t && json_is_object(t)) {
+		const char *clock = json_string_value(json_object_get(t, "clock")) ?: "";
+		if (!strncmp(clock, "cuda_events_", 12))
+			clock += 12;
+		printf("kernel:        %.4f ms median of %lld (min %.4f, max %.4f, cv %.2f%%) [", num(t, "median"),
+		       json_integer_value(json_object_get(t, "iters")), num(t, "min"), num(t, "max"), 100 * num(t, "cv"));
+		if (cpu)
+			printf("CPU timing, Triton interpreter]\n");
+		else
+			printf("CUDA events, %s clock, %s]\n", clock, device);
+	}
 	if (!isnan(num(r, "eager_ms")))
 		printf("eager:         %.4f ms%s", num(r, "eager_ms"), isnan(num(r, "speedup_eager")) ? "\n" : "");
 	if (!isnan(num(r, "speedup_eager")))

@@ -166,7 +166,7 @@ def run_eval(ctx: dict, job: dict) -> dict:
     trials = int(job.get("trials", 5))
     if trials < 1:
         raise InputError("trials must be at least 1")
-    clock = Phases()
+    phases = Phases()
     sweep_orphans(set())  # nothing a previous candidate left may load the machine now
     timeout = float(job.get("timeout_s", 600))
     deadline = time.monotonic() + timeout
@@ -178,7 +178,7 @@ def run_eval(ctx: dict, job: dict) -> dict:
            "correct_trials": 0, "max_abs_err": None, "max_rel_err": None, "kernel_ms": None,
            "triton_launches": None, "device": common["device"], "timing": None,
            "flags": static_scan.scan(job["kernel_source"]), "compile_s": None, "sandbox": None,
-           "phases_s": clock.seconds}
+           "phases_s": phases.seconds}
     if common["device"] == "cpu":
         res["flags"].append("cpu_timing: Triton interpreter on the CPU; times are CPU times")
     ref_job = dict(common, weight_seed=weight_seed, trial_seeds=trial_seeds)
@@ -195,7 +195,7 @@ def run_eval(ctx: dict, job: dict) -> dict:
         res["flags"].extend(ready["flags"])
         loaded = _candidate_msg(c, deadline, "load")
         res["sandbox"] = loaded.get("sandbox")
-        clock.mark("load")
+        phases.mark("load")
         c.ch.send({"cmd": "trials", "reference": {"outputs": ready["outputs"], "aliases": ready["aliases"]}})
         errs, rels = [], []
         for t in range(trials):
@@ -231,11 +231,11 @@ def run_eval(ctx: dict, job: dict) -> dict:
         stage = "integrity"
         done = _candidate_msg(c, deadline, "run")
         res["compile_s"] = done.get("compile_s")
-        clock.mark("trials")
+        phases.mark("trials")
         if job.get("timing", True):
             stage = "timing"
             _time(ctx, job, res, c, r, deadline, ready["outputs"])
-            clock.mark("timing")
+            phases.mark("timing")
         res["verdict"] = "pass"
         res["stage"] = "done"
     except Verdict as v:
@@ -248,7 +248,7 @@ def run_eval(ctx: dict, job: dict) -> dict:
         r.kill()
         sweep_orphans(set())
         scratch.remove()
-        clock.mark("cleanup")
+        phases.mark("cleanup")
     return res
 
 

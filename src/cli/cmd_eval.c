@@ -99,13 +99,11 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	}
 	if ((code = cmd_device(&ctx.cfg, &device, &kind)))
 		goto out;
-	if (precision && strcmp(precision, "fp32") && strcmp(precision, "tf32")) {
-		code = err_usage("unknown precision '%s' (use fp32 or tf32)", precision);
-		goto out;
-	}
-	if (compile_mode && strcmp(compile_mode, "default") && strcmp(compile_mode, "max-autotune") &&
-	    strcmp(compile_mode, "reduce-overhead") && strcmp(compile_mode, "none")) {
-		code = err_usage("unknown compile mode '%s'", compile_mode);
+	eval_opts_init(&o, device);
+	if ((precision && eval_opts_set_precision(&o, precision) < 0) ||
+	    (compile_mode && eval_opts_set_compile_mode(&o, compile_mode) < 0) ||
+	    (clock && eval_opts_set_clock(&o, clock) < 0)) {
+		code = err_report();
 		goto out;
 	}
 	if (trials < 0 || iters < 0 || warmup < 0) {
@@ -116,7 +114,6 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
-	eval_opts_init(&o, device);
 	if (trials)
 		o.trials = trials;
 	if (iters)
@@ -125,14 +122,6 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		o.warmup = warmup;
 	o.atol = atol;
 	o.rtol = rtol;
-	if (precision)
-		o.precision = precision;
-	if (compile_mode)
-		o.compile_mode = compile_mode;
-	if (clock && eval_opts_set_clock(&o, clock) < 0) {
-		code = err_report();
-		goto out;
-	}
 	if (timeout > 0)
 		o.timeout_s = timeout;
 	if (bound > 0)

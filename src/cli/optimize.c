@@ -113,22 +113,9 @@ int optimize_flags_apply(const struct optimize_flags *f, const char *device, str
 		eo->warmup = f->warmup;
 	eo->atol = f->atol;
 	eo->rtol = f->rtol;
-	if (f->precision) {
-		if (strcmp(f->precision, "fp32") && strcmp(f->precision, "tf32")) {
-			err_set(ERR_INPUT, "unknown precision '%s' (use fp32 or tf32)", f->precision);
-			return -1;
-		}
-		eo->precision = f->precision;
-	}
-	if (f->compile_mode) {
-		if (strcmp(f->compile_mode, "default") && strcmp(f->compile_mode, "max-autotune") &&
-		    strcmp(f->compile_mode, "reduce-overhead") && strcmp(f->compile_mode, "none")) {
-			err_set(ERR_INPUT, "unknown compile mode '%s'", f->compile_mode);
-			return -1;
-		}
-		eo->compile_mode = f->compile_mode;
-	}
-	if (f->clock && eval_opts_set_clock(eo, f->clock) < 0)
+	if ((f->precision && eval_opts_set_precision(eo, f->precision) < 0) ||
+	    (f->compile_mode && eval_opts_set_compile_mode(eo, f->compile_mode) < 0) ||
+	    (f->clock && eval_opts_set_clock(eo, f->clock) < 0))
 		return -1;
 	if (f->timeout > 0)
 		eo->timeout_s = f->timeout;

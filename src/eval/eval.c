@@ -28,9 +28,41 @@ void eval_opts_init(struct eval_opts *o, const char *device)
 	o->timing = 1;
 }
 
+/* 0 when `word` is one of the NULL-terminated `choices`. */
+static int one_of(const char *word, const char *const *choices)
+{
+	for (; *choices; choices++)
+		if (!strcmp(word, *choices))
+			return 0;
+	return -1;
+}
+
+int eval_opts_set_precision(struct eval_opts *o, const char *precision)
+{
+	static const char *const choices[] = { "fp32", "tf32", NULL };
+	if (one_of(precision, choices) < 0) {
+		err_set(ERR_INPUT, "unknown precision '%s' (use fp32 or tf32)", precision);
+		return -1;
+	}
+	o->precision = precision;
+	return 0;
+}
+
+int eval_opts_set_compile_mode(struct eval_opts *o, const char *mode)
+{
+	static const char *const choices[] = { "default", "max-autotune", "reduce-overhead", "none", NULL };
+	if (one_of(mode, choices) < 0) {
+		err_set(ERR_INPUT, "unknown compile mode '%s'", mode);
+		return -1;
+	}
+	o->compile_mode = mode;
+	return 0;
+}
+
 int eval_opts_set_clock(struct eval_opts *o, const char *clock)
 {
-	if (strcmp(clock, "gpu") && strcmp(clock, "latency")) {
+	static const char *const choices[] = { "gpu", "latency", NULL };
+	if (one_of(clock, choices) < 0) {
 		err_set(ERR_INPUT, "unknown clock '%s' (use gpu or latency)", clock);
 		return -1;
 	}

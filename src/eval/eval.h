@@ -25,7 +25,11 @@ struct eval_opts {
 /* Defaults for a device: 5 trials, fp32, 1e-4 (fp16/bf16: 1e-2), and 10+100
  * timed calls on a GPU or 1+5 on the CPU interpreter. */
 void eval_opts_init(struct eval_opts *o, const char *device);
-/* Sets o->clock from a user's word ("gpu" or "latency"); -1 with ERR_INPUT. */
+/* Set a choice from a user's word; -1 with ERR_INPUT naming it when it is
+ * not one of the choices. precision: fp32, tf32. compile mode: default,
+ * max-autotune, reduce-overhead, none. clock: gpu, latency. */
+int eval_opts_set_precision(struct eval_opts *o, const char *precision);
+int eval_opts_set_compile_mode(struct eval_opts *o, const char *mode);
 int eval_opts_set_clock(struct eval_opts *o, const char *clock);
 
 /* Facts about the device from the worker's probe: name, SM count, L2 size,

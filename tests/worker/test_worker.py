@@ -22,9 +22,9 @@ BAD_TASKS = {
                            "def get_inputs(): raise ValueError('boom')\ndef get_init_inputs(): return []\n",
                            "get_inputs() raised ValueError: boom"),
     "a syntax error": ("import torch\nclass Model(torch.nn.Module:\n", "syntax error in task file line 2"),
-    "a non-tensor output": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return 3\n"
-                            "def get_inputs(): return [torch.randn(4)]\ndef get_init_inputs(): return []\n",
-                            "returns int, not a tensor"),
+    "an unsupported output": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return {'y': x}\n"
+                              "def get_inputs(): return [torch.randn(4)]\ndef get_init_inputs(): return []\n",
+                              "returned a dict"),
 }
 
 KERNEL_PRELUDE = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"

@@ -1,58 +1,131 @@
 """candidate.py: the harness inside a candidate's own, sandboxed process.
 
-It loads the task and the candidate, runs the correctness trials under the
-guards, streams the outputs to the trusted side, and runs the timing loops
-on command. Everything here may be tampered with by the candidate; the
-trusted parent and the reference process decide the verdict.
+It confines itself, loads the task and the candidate, runs each correctness
+trial on command under the guards, copies the outputs into the shared
+region, and runs the timing loops on command. Everything here may be
+tampered with by the candidate; the trusted parent and the reference
+process decide the verdict.
+
+Blame: an exception in the candidate's own code (its import, constructor,
+forward, or a device fault its kernels caused) is the candidate's failure.
+An exception in egg's harness code (the sandbox, input generation, copies,
+fingerprints) is reported as a harness error, which the parent turns into
+an infrastructure error: it is never shown to an agent as the kernel's
+fault. Running out of memory is reported as such, wherever it happens, so
+that the parent can retry the evaluation alone on the device.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
+import threading
 import time
+import traceback
 
 import torch
 
-from . import sandbox
+from . import faults, sandbox
 from .guards import Guard, apply_precision, candidate_threads, global_flags
 from .inputs import fresh_like, init_inputs, trial_inputs
-from .logs import exception_log
+from .logs import exception_log, trim
+from .outputs import OutputError, Region, flatten, fingerprint, mismatch, spec, write_outputs
 from .proto import Channel
 from .taskload import TaskError, load_module, load_task, size_constants
-from .tensors import send_tensor
 from .timing import Timer
+from .usage import memory_stats, note_start
 
 
 class Failure(Exception):
-    def __init__(self, stage: str, reason: str, log: str = ""):
+    def __init__(self, stage: str, reason: str, log: str = "", **extra):
         super().__init__(reason)
-        self.stage, self.reason, self.log = stage, reason, log
+        self.stage, self.reason, self.log, self.extra = stage, reason, log, extra
+
+
+class HarnessError(Exception):
+    def __init__(self, where: str, error: str, log: str):
+        super().__init__(error)
+        self.where, self.error, self.log = where, error, log
+
+
+def is_oom(e: BaseException) -> bool:
+    if isinstance(e, (MemoryError, torch.OutOfMemoryError)):
+        return True
+    text = str(e)
+    return isinstance(e, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
+
+
+def is_device_fault(e: BaseException) -> bool:
+    """A sticky device error (an illegal address, an assert in a kernel):
+    once a kernel caused one, every later device call fails with it."""
+    if type(e).__name__ == "AcceleratorError":
+        return True
+    text = str(e)
+    return any(m in text for m in ("CUDA error", "illegal memory access", "device-side assert",
+                                   "misaligned address", "unspecified launch failure", "illegal instruction"))
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0][:300]}" if text else type(e).__name__
+
+
+def _memory_figures() -> dict:
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return {"allocated_bytes": torch.cuda.max_memory_allocated(), "device": "cuda"}
+    return {"rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "device": "cpu"}
+
+
+def oom_failure(e: BaseException, stage: str) -> Failure:
+    return Failure(stage, f"out of memory: {_first_line(e)}", exception_log(e), oom=True, memory=_memory_figures())
+
+
+@contextlib.contextmanager
+def harness(where: str, stage: str = "run"):
+    """egg's own steps: their exceptions are egg's, except out-of-memory
+    errors and device faults a kernel left behind."""
+    try:
+        yield
+    except (Failure, HarnessError):
+        raise
+    except BaseException as e:
+        if is_oom(e):
+            raise oom_failure(e, stage) from None
+        if is_device_fault(e):
+            raise Failure(stage, f"the device reported a fault after the kernel ran: {_first_line(e)}",
+                          exception_log(e)) from None
+        raise HarnessError(where, _first_line(e), trim(traceback.format_exc(), 3000)) from None
+
+
+@contextlib.contextmanager
+def candidate_code(stage: str):
+    """The candidate's own code: its exceptions are its failures."""
+    try:
+        yield
+    except (Failure, HarnessError):
+        raise
+    except BaseException as e:
+        if is_oom(e):
+            raise oom_failure(e, stage) from None
+        raise Failure(stage, _first_line(e), exception_log(e)) from None
 
 
 def _enter_sandbox(job: dict) -> dict:
-    # The candidate's home is the folder holding its kernel (owned by nobody
-    # when privileges are dropped): caches and temporary files go there.
+    """Confine the process (sandbox.confine), then make its scratch folder
+    its home: caches and temporary files go there."""
     home = os.path.dirname(job["kernel_path"])
     sandbox.scrub_environment()
+    spec = dict(job.get("sandbox") or {}, writable=[home], memory_limit=job.get("memory_limit"),
+                file_limit=job.get("file_limit", 2 << 30))
+    facts = sandbox.confine(spec)
     os.environ.update(HOME=home, TMPDIR=os.path.join(home, "tmp"),
                       TRITON_CACHE_DIR=os.path.join(home, "triton"),
-                      TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"))
+                      TORCHINDUCTOR_CACHE_DIR=os.path.join(home, "inductor"),
+                      CUDA_CACHE_PATH=os.path.join(home, "nv"))
     if job["device"] == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
     os.chdir(home)
-    facts = {"network_isolated": False, "uid": os.getuid()}
-    if job.get("isolate_network", True):
-        why = sandbox.isolate_network()
-        facts["network_isolated"] = why is None
-        if why:
-            facts["network_error"] = why
-    sandbox.limit_resources(file_bytes=job.get("file_limit", 2 << 30), nofile=4096,
-                            address_space=job.get("memory_limit"))
-    if job.get("drop_privileges"):
-        why = sandbox.drop_privileges()
-        if why:
-            facts["privileges_error"] = why
-    facts["uid"] = os.getuid()
-    for sub in ("tmp", "triton", "inductor"):
+    for sub in ("tmp", "triton", "inductor", "nv"):
         os.makedirs(os.path.join(home, sub), exist_ok=True)
     return facts
 
@@ -67,25 +140,22 @@ def classify(exc: BaseException, first_call: bool) -> str:
     return "compile" if first_call and mod.startswith("triton") else "run"
 
 
-def _flatten(out) -> list:
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (list, tuple)) and out and all(isinstance(o, torch.Tensor) for o in out):
-        return list(out)
-    raise Failure("run", f"forward returned {type(out).__name__}, not a tensor or a tuple of tensors")
-
-
 def _storage_span(t: torch.Tensor) -> tuple[int, int]:
     s = t.untyped_storage()
     return s.data_ptr(), s.data_ptr() + s.nbytes()
 
 
-def _check_outputs(outs: list, inputs: list, ref: dict, device: torch.device) -> None:
-    sigs = ref["outputs"]
-    if len(outs) != len(sigs):
-        raise Failure("correctness", f"forward returned {len(outs)} output(s), the reference {len(sigs)}")
+def _check_outputs(outs: list, kinds: list, inputs: list, ref: dict, device: torch.device) -> None:
+    want = ref["outputs"]
+    if len(outs) != len(want):
+        raise Failure("correctness", f"forward returned {len(outs)} output(s), the reference {len(want)}")
     spans = [_storage_span(x) for x in inputs if isinstance(x, torch.Tensor) and x.numel()]
-    for k, o in enumerate(outs):
+    for k, (o, kind) in enumerate(zip(outs, kinds)):
+        why = mismatch(spec(o, kind), want[k])
+        if why:
+            raise Failure("correctness", f"output {k}: {why}")
+        if kind != "tensor":
+            continue
         if type(o) is not torch.Tensor:
             raise Failure("integrity", f"output {k} is a {type(o).__name__}, a torch.Tensor subclass, not a plain tensor")
         if o.is_sparse or o.is_meta or o.layout != torch.strided:
@@ -103,56 +173,69 @@ def _check_outputs(outs: list, inputs: list, ref: dict, device: torch.device) ->
                         raise Failure("integrity", f"output {k} shares memory with an input (the reference returns new memory)")
 
 
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().contiguous().view(torch.uint8) if t.numel() else t
-
-
-def run(ch: Channel, job: dict) -> None:
+def run(ch: Channel, job: dict, region: Region) -> None:
     """Entry point of the candidate's process."""
+    note_start()
     try:
-        facts = _enter_sandbox(job)
-        device = torch.device(job["device"])
-        if device.type == "cpu":
-            torch.set_num_threads(job["cpu_threads"])
-        apply_precision(job["precision"])
-        timer = Timer(device, job["l2_bytes"], job.get("clock", "gpu"))
-        guard = Guard()
-        _serve(ch, job, facts, device, timer, guard)
+        with harness("sandbox", "load"):
+            facts = _enter_sandbox(job)
+            device = torch.device(job["device"])
+            if device.type == "cpu":
+                torch.set_num_threads(job["cpu_threads"])
+        with harness("timer setup", "load"):
+            apply_precision(job["precision"])
+            timer = Timer(device, job["l2_bytes"], job.get("clock", "gpu"))
+            guard = Guard()
+        _serve(ch, job, facts, device, timer, guard, region)
     except Failure as f:
-        ch.send({"event": "fail", "stage": f.stage, "reason": f.reason, "log": f.log})
-    except TaskError as e:
-        ch.send({"event": "fail", "stage": "load", "reason": f"task: {e}", "log": ""})
+        ch.send({"event": "fail", "stage": f.stage, "reason": f.reason, "log": f.log, **f.extra})
+    except HarnessError as h:
+        ch.send({"event": "harness_error", "where": h.where, "error": h.error, "log": h.log})
 
 
-def _load(job: dict, device: torch.device):
-    task = load_task(job["task_path"], "egg_task_c")
-    task_consts = size_constants(task)
-    init = init_inputs(task)
-    kernel_path = job["kernel_path"]
-    try:
-        cand = load_module(kernel_path, "egg_candidate")
-    except SyntaxError as e:
-        raise Failure("load", f"syntax error in kernel line {e.lineno}: {e.msg}", exception_log(e)) from None
-    except BaseException as e:
-        raise Failure("load", f"kernel failed to import: {type(e).__name__}: {e}", exception_log(e)) from None
-    if not isinstance(getattr(cand, "ModelNew", None), type):
-        raise Failure("load", "kernel file defines no class ModelNew")
-    if issubclass(cand.ModelNew, task.Model):
-        raise Failure("integrity", "ModelNew subclasses the reference Model")
-    for name in ("get_inputs", "get_init_inputs"):
-        if name in vars(cand):
-            raise Failure("integrity", f"kernel file redefines {name}(); inputs come from the task only")
-    changed = [k for k, v in size_constants(cand).items()
-               if k in task_consts and task_consts[k] != v and not k.startswith("BLOCK")]
-    if changed:
-        raise Failure("integrity", f"kernel file redefines the task's sizes: {', '.join(sorted(changed))}")
-    try:
-        torch.manual_seed(job["weight_seed"])
-        reference = task.Model(*init)
-        torch.manual_seed(job["weight_seed"])
-        model = cand.ModelNew(*init)
-    except BaseException as e:
-        raise Failure("load", f"ModelNew(*get_init_inputs()) raised {type(e).__name__}: {e}", exception_log(e)) from None
+def _load(job: dict, device: torch.device, selfcheck: bool = False):
+    with harness("loading the task", "load"):
+        try:
+            task = load_task(job["task_path"], "egg_task_c")
+            task_consts = size_constants(task)
+            init = init_inputs(task)
+        except TaskError as e:
+            # The reference loaded this task: failing here is egg's problem.
+            raise HarnessError("loading the task", str(e).splitlines()[0], str(e)) from None
+    if selfcheck:
+        cand_cls = task.Model
+    else:
+        kernel_path = job["kernel_path"]
+        try:
+            cand = load_module(kernel_path, "egg_candidate")
+        except SyntaxError as e:
+            raise Failure("load", f"syntax error in kernel line {e.lineno}: {e.msg}", exception_log(e)) from None
+        except BaseException as e:
+            if is_oom(e):
+                raise oom_failure(e, "load") from None
+            raise Failure("load", f"kernel failed to import: {type(e).__name__}: {e}", exception_log(e)) from None
+        cand_cls = getattr(cand, "ModelNew", None)
+        if not isinstance(cand_cls, type):
+            raise Failure("load", "kernel file defines no class ModelNew")
+        if issubclass(cand_cls, task.Model):
+            raise Failure("integrity", "ModelNew subclasses the reference Model")
+        for name in ("get_inputs", "get_init_inputs"):
+            if name in vars(cand):
+                raise Failure("integrity", f"kernel file redefines {name}(); inputs come from the task only")
+        changed = [k for k, v in size_constants(cand).items()
+                   if k in task_consts and task_consts[k] != v and not k.startswith("BLOCK")]
+        if changed:
+            raise Failure("integrity", f"kernel file redefines the task's sizes: {', '.join(sorted(changed))}")
+    with candidate_code("load"):
+        try:
+            torch.manual_seed(job["weight_seed"])
+            reference = task.Model(*init)
+            torch.manual_seed(job["weight_seed"])
+            model = cand_cls(*init)
+        except BaseException as e:
+            if is_oom(e):
+                raise
+            raise Failure("load", f"ModelNew(*get_init_inputs()) raised {type(e).__name__}: {e}", exception_log(e)) from None
     if not isinstance(model, torch.nn.Module):
         raise Failure("load", "ModelNew is not a torch.nn.Module")
     # The weight rule: both models are built from the same seed; every
@@ -161,73 +244,99 @@ def _load(job: dict, device: torch.device):
     ref_state = reference.state_dict()
     own = model.state_dict()
     matched = {k: v for k, v in ref_state.items() if k in own and own[k].shape == v.shape}
-    try:
-        model.load_state_dict(matched, strict=False)
-        model = model.to(device)
-    except BaseException as e:
-        raise Failure("load", f"moving ModelNew to {device} failed: {type(e).__name__}: {e}", exception_log(e)) from None
+    with candidate_code("load"):
+        try:
+            model.load_state_dict(matched, strict=False)
+            model = model.to(device)
+        except BaseException as e:
+            if is_oom(e):
+                raise
+            raise Failure("load", f"moving ModelNew to {device} failed: {type(e).__name__}: {e}", exception_log(e)) from None
     del reference
     return task, model, len(matched)
 
 
-def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Timer, guard: Guard) -> None:
-    task, model, matched = _load(job, device)
-    ch.send({"event": "loaded", "sandbox": facts, "state_copied": matched})
-    cmd = ch.recv()
-    if cmd.get("cmd") != "trials":
-        return
-    ref = cmd["reference"]
-    kernel_path = job["kernel_path"]
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True  # poison fresh allocations
-    flags0 = global_flags()
-    threads0 = set(__import__("threading").enumerate())
-    compile_s = None
-    launches = []
-    for t, seed in enumerate(job["trial_seeds"]):
-        inputs = trial_inputs(task, seed, t, device)
-        kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        t0 = time.perf_counter()
-        try:
-            with torch.no_grad(), guard.watch():
-                out = model(*inputs)
-            timer.sync()
-        except Failure:
-            raise
-        except BaseException as e:
-            stage = classify(e, first_call=t == 0)
-            raise Failure(stage, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}",
-                          exception_log(e)) from None
-        if t == 0:
-            compile_s = time.perf_counter() - t0
+def _trial(ch: Channel, job: dict, task, model, guard: Guard, timer: Timer, device: torch.device,
+           ref: dict, region: Region, t: int, variant: str, threads0: set, flags0: dict) -> int:
+    """One correctness trial; returns the Triton launches it made."""
+    selfcheck = job.get("selfcheck", False)
+    with harness("making the trial's inputs"):
+        inputs = trial_inputs(task, job["trial_seeds"][t], t, device, variant)
+        before = [fingerprint(x) if isinstance(x, torch.Tensor) else None for x in inputs]
+    stage = "compile" if t == 0 else "run"
+    try:
+        faults.inject("candidate-oom", job.get("alone", False))
+        with torch.no_grad(), guard.watch():
+            out = model(*inputs)
+        timer.sync()
+    except Failure:
+        raise
+    except BaseException as e:
+        if is_oom(e):
+            raise oom_failure(e, stage) from None
+        raise Failure(classify(e, first_call=t == 0), _first_line(e), exception_log(e)) from None
+    if not selfcheck:
         if guard.violations:
             ops = sorted(set(guard.violations))
             raise Failure("integrity", "forward ran PyTorch compute outside Triton kernels: " + ", ".join(ops[:8]))
         if guard.launches == 0:
             raise Failure("integrity", "forward launched no Triton kernel")
-        launches.append(guard.launches)
-        if global_flags() != flags0:
-            now = global_flags()
-            diff = {k: now[k] for k in now if now[k] != flags0.get(k)}
-            raise Failure("integrity", f"forward changed global settings: {diff}")
-        outs = _flatten(out)
-        _check_outputs(outs, inputs, ref, device)
-        snap = [_bits(o).clone() for o in outs]
+    if global_flags() != flags0:
+        now = global_flags()
+        diff = {k: now[k] for k in now if now[k] != flags0.get(k)}
+        raise Failure("integrity", f"forward changed global settings: {diff}")
+    try:
+        outs, kinds = flatten(out)
+    except OutputError as e:
+        raise Failure("correctness", str(e)) from None
+    _check_outputs(outs, kinds, inputs, ref, device)
+    with harness("copying the outputs"):
+        faults.inject("harness")
+        first = [fingerprint(o) for o in outs]
+        specs = write_outputs(region, outs, kinds, ref["outputs"])
         time.sleep(0.02)
         timer.sync()
-        if any(not torch.equal(s, _bits(o)) for s, o in zip(snap, outs)):
-            raise Failure("integrity", "output changed after forward returned (late writes)")
-        for k, (x, y) in enumerate(zip(kept, inputs)):
-            if isinstance(x, torch.Tensor) and not torch.equal(_bits(x), _bits(y)):
-                raise Failure("integrity", f"forward modified input {k}")
-        strays = candidate_threads(threads0, kernel_path)
-        if strays:
-            raise Failure("integrity", f"forward left threads running: {', '.join(strays)}")
-        ch.send({"event": "outputs", "trial": t, "count": len(outs), "launches": guard.launches})
-        for o in outs:
-            send_tensor(ch, o)
-        del out, outs, snap, kept, inputs
-    ch.send({"event": "trials_done", "compile_s": compile_s, "launches_per_call": max(launches)})
+        late = any(fingerprint(o) != f for o, f in zip(outs, first))
+    if late:
+        raise Failure("integrity", "output changed after forward returned (late writes)")
+    with harness("checking the inputs"):
+        changed = [k for k, (x, f) in enumerate(zip(inputs, before))
+                   if f is not None and fingerprint(x) != f]
+    if changed:
+        raise Failure("integrity", f"forward modified input {changed[0]}")
+    strays = candidate_threads(threads0, job.get("kernel_path") or "")
+    if strays:
+        raise Failure("integrity", f"forward left threads running: {', '.join(strays)}")
+    ch.send({"event": "outputs", "trial": t, "specs": specs, "launches": guard.launches})
+    return guard.launches
+
+
+def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Timer, guard: Guard,
+           region: Region) -> None:
+    task, model, matched = _load(job, device, job.get("selfcheck", False))
+    ch.send({"event": "loaded", "sandbox": facts, "state_copied": matched})
+    cmd = ch.recv()
+    if cmd.get("cmd") != "trials":
+        return
+    ref = cmd["reference"]
+    with harness("mapping the output region", "load"):
+        region.map()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True  # poison fresh allocations
+    flags0 = global_flags()
+    threads0 = set(threading.enumerate())
+    compile_s = None
+    launches = []
+    while True:
+        cmd = ch.recv()
+        if cmd.get("cmd") != "trial":
+            break
+        t0 = time.perf_counter()
+        launches.append(_trial(ch, job, task, model, guard, timer, device, ref, region, int(cmd["trial"]),
+                               str(cmd["variant"]), threads0, flags0))
+        if compile_s is None:
+            compile_s = time.perf_counter() - t0
+    ch.send({"event": "trials_done", "compile_s": compile_s, "launches_per_call": max(launches or [0])})
 
     torch.utils.deterministic.fill_uninitialized_memory = False
     torch.use_deterministic_algorithms(False)
@@ -238,12 +347,15 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
         what = cmd.get("cmd")
         if what == "exit":
             return
+        if what == "stats":
+            ch.send(dict(memory_stats(), event="stats"))
+            continue
         try:
             if what in ("warmup", "calibrate", "time"):
                 if base is None:
-                    base = trial_inputs(task, cmd["base_seed"], 0, device)
-                    dummy = [torch.zeros(s["shape"], dtype=getattr(torch, s["dtype"]), device=device)
-                             for s in ref["outputs"]]
+                    with harness("making the timing inputs", "timing"):
+                        base = trial_inputs(task, cmd["base_seed"], 0, device, "task")
+                        dummy = [torch.zeros(s["shape"], device=device) for s in ref["outputs"]]
                 with torch.no_grad():
                     if what == "warmup":
                         # Checksums here too: their one-time setup is paid before calibration.
@@ -264,6 +376,12 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
                     timer.sync()
                     counts.append(guard.launches)
                     bad.extend(guard.violations)
+                if job.get("selfcheck"):
+                    counts, bad = [max(counts + [1])] * len(counts), []
                 ch.send({"event": "guarded", "launches": counts, "violations": sorted(set(bad))})
+        except (Failure, HarnessError):
+            raise
         except BaseException as e:
+            if is_oom(e):
+                raise oom_failure(e, "timing") from None
             raise Failure("timing", f"{type(e).__name__} during timed calls: {str(e)[:300]}", exception_log(e)) from None

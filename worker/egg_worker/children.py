@@ -1,5 +1,6 @@
 """children.py: fork the per-job child processes (reference, candidate, baseline)
-with clean file descriptors, their own process group and a log file."""
+with clean file descriptors, their own process group and a log file; end
+them all when the worker is told to stop."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,9 @@ import time
 
 from . import sandbox
 from .proto import Channel
+
+LIVE: dict = {}  # pid -> Child, for kill_all()
+
 
 class Child:
     def __init__(self, pid: int, ch: Channel, log_path: str, role: str):
@@ -32,6 +36,7 @@ class Child:
             os.killpg(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        LIVE.pop(self.pid, None)
         if self.status is None:
             try:
                 _, self.status = os.waitpid(self.pid, 0)
@@ -70,9 +75,10 @@ class Child:
             return ""
 
 
-def spawn(target, role: str, log_path: str, *args) -> Child:
+def spawn(target, role: str, log_path: str, *args, keep_fds: tuple = ()) -> Child:
     """Fork; the child runs target(channel, *args) in its own process group
-    with stdin from /dev/null and stdout/stderr into log_path, then exits."""
+    with stdin from /dev/null and stdout/stderr into log_path, then exits.
+    File descriptors other than its channel and `keep_fds` are closed."""
     p2c_r, p2c_w = os.pipe()
     c2p_r, c2p_w = os.pipe()
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -86,7 +92,7 @@ def spawn(target, role: str, log_path: str, *args) -> Child:
             os.dup2(null, 0)
             os.dup2(log_fd, 1)
             os.dup2(log_fd, 2)
-            keep = {0, 1, 2, p2c_r, c2p_w}
+            keep = {0, 1, 2, p2c_r, c2p_w, *keep_fds}
             for name in os.listdir("/proc/self/fd"):
                 fd = int(name)
                 if fd not in keep:
@@ -114,7 +120,21 @@ def spawn(target, role: str, log_path: str, *args) -> Child:
     os.close(p2c_r)
     os.close(c2p_w)
     os.close(log_fd)
-    return Child(pid, Channel(c2p_r, p2c_w), log_path, role)
+    child = Child(pid, Channel(c2p_r, p2c_w), log_path, role)
+    LIVE[pid] = child
+    return child
+
+
+def kill_all() -> None:
+    """End every live child's process group and whatever they left behind
+    (the worker is stopping)."""
+    for child in list(LIVE.values()):
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    LIVE.clear()
+    sweep_orphans(set())
 
 
 def sweep_orphans(keep: set[int]) -> list[int]:

@@ -2,7 +2,9 @@
 
 The trusted reference process and the candidate's process call the same
 functions with the same hidden seeds, so they get bit-identical inputs
-without ever sharing memory.
+without ever sharing memory. Inputs are made on the evaluation device and in
+the task's own dtypes: no float64 copy of a tensor is ever made, so the peak
+stays at about twice the largest input (see PROTOCOL.md, "Memory").
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from .taskload import TaskError
 # Correctness trials cycle through these distributions (float tensors only):
 # the task's own draw, rescaled, centred (so [0,1) data gets negatives and
 # ReLU-like ops stop being the identity), fresh normal, and heavy-tailed.
+# The reference process drops a variant for a trial when it takes the task
+# out of its domain (see reference.py); that trial then uses "task".
 VARIANTS = ("task", "scaled", "centred", "normal", "heavy_tailed")
 
 
@@ -25,11 +29,24 @@ def _seed_everything(seed: int) -> None:
     np.random.seed(seed % (2**32))
 
 
-def task_inputs(task, seed: int) -> list:
-    """The task's own get_inputs() under a seed (on the CPU, as tasks write it)."""
-    _seed_everything(seed)
+def task_inputs(task, seed: int, device: torch.device) -> list:
+    """The task's own get_inputs() under a seed. Factory calls without a
+    device (torch.rand(...), as KernelBench writes them) create their tensors
+    on `device` directly: a many-GB input is never built on the host first.
+    A task whose get_inputs() fails that way is run on the CPU instead (the
+    same choice in both processes, so both still get the same values)."""
     try:
-        raw = task.get_inputs()
+        if device.type != "cpu":
+            _seed_everything(seed)
+            try:
+                with torch.device(device):
+                    raw = task.get_inputs()
+            except Exception:
+                _seed_everything(seed)
+                raw = task.get_inputs()
+        else:
+            _seed_everything(seed)
+            raw = task.get_inputs()
     except Exception as e:
         raise TaskError(f"get_inputs() raised {type(e).__name__}: {e}") from None
     if not isinstance(raw, (list, tuple)):
@@ -47,65 +64,93 @@ def init_inputs(task) -> list:
     return list(raw)
 
 
-def _variant(x: torch.Tensor, variant: str, g: torch.Generator) -> torch.Tensor:
+def _randn(shape, dtype: torch.dtype, device: torch.device, g: torch.Generator) -> torch.Tensor:
+    """Standard normal values (drawn in float32 for half types, whose own
+    draws are not supported everywhere)."""
+    if dtype in (torch.float32, torch.float64):
+        return torch.randn(shape, generator=g, dtype=dtype, device=device)
+    return torch.randn(shape, generator=g, dtype=torch.float32, device=device).to(dtype)
+
+
+def _variant(inputs: list, i: int, variant: str, g: torch.Generator) -> None:
+    """Replaces inputs[i] (a float tensor) by its trial variant, in its own
+    dtype. The list slot is the only reference the caller keeps, so the old
+    tensor is freed as soon as the new one exists: at most two tensors of
+    its size are alive at once."""
+    x = inputs[i]
     if variant == "task" or x.numel() == 0:
-        return x
-    work = x.double()
-    std = float(work.std()) if x.numel() > 1 else 1.0
-    std = std if std > 1e-6 else 1.0
-    dev = x.device
+        return
+    if x.numel() > 1:
+        std_t, mean_t = torch.std_mean(x if x.dtype in (torch.float32, torch.float64) else x.float())
+        std, mean = float(std_t), float(mean_t)
+    else:
+        std, mean = 1.0, float(x.float().reshape(-1)[0])
+    std = std if std > 1e-6 and std == std else 1.0
     if variant == "scaled":
-        scale = 0.5 + 1.5 * float(torch.rand((), generator=g, device=dev))
-        out = work * scale
+        scale = 0.5 + 1.5 * float(torch.rand((), generator=g, device=x.device))
+        inputs[i] = x * scale
     elif variant == "centred":
-        out = work - float(work.mean())
-    elif variant == "normal":
-        out = torch.randn(x.shape, generator=g, dtype=torch.float64, device=dev) * std
-    elif variant == "heavy_tailed":
-        z = torch.randn(x.shape, generator=g, dtype=torch.float64, device=dev)
-        s = torch.randn(x.shape, generator=g, dtype=torch.float64, device=dev)
-        out = z * torch.exp(0.5 * s) * std
+        inputs[i] = x - mean
+    elif variant in ("normal", "heavy_tailed"):
+        shape, dtype, dev = x.shape, x.dtype, x.device
+        inputs[i] = None
+        del x
+        z = _randn(shape, dtype, dev, g)
+        if variant == "heavy_tailed":
+            s = _randn(shape, dtype, dev, g)
+            s.mul_(0.5).exp_()
+            z.mul_(s)
+            del s
+        inputs[i] = z.mul_(std)
     else:
         raise ValueError(variant)
-    if x.dtype in (torch.float16, torch.bfloat16):
-        limit = float(torch.finfo(x.dtype).max) / 16
-        out = out.clamp(-limit, limit)
-    return out.to(x.dtype)
+    y = inputs[i]
+    if y.dtype in (torch.float16, torch.bfloat16):
+        limit = float(torch.finfo(y.dtype).max) / 16
+        y.clamp_(-limit, limit)
 
 
-def trial_inputs(task, seed: int, trial: int, device: torch.device) -> list:
-    """Inputs for correctness trial `trial`: the task's draw under `seed`,
-    moved to `device` and reshaped there by the trial's distribution."""
-    raw = task_inputs(task, seed)
-    variant = VARIANTS[trial % len(VARIANTS)]
+def trial_inputs(task, seed: int, trial: int, device: torch.device, variant: str | None = None) -> list:
+    """Inputs for correctness trial `trial`: the task's draw under `seed` on
+    `device`, reshaped by the trial's distribution (`variant`, by default the
+    trial's turn in VARIANTS)."""
+    out = task_inputs(task, seed, device)
+    variant = variant or VARIANTS[trial % len(VARIANTS)]
     g = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
-    out = []
-    for x in raw:
+    for i in range(len(out)):
+        x = out[i]
         if isinstance(x, torch.Tensor):
-            x = x.to(device)
+            if x.device != device:
+                out[i] = x = x.to(device)
             if x.is_floating_point():
-                x = _variant(x, variant, g)
-        out.append(x)
+                del x
+                _variant(out, i, variant, g)
     return out
 
 
 def fresh_like(base: list, seed: int, device: torch.device) -> list:
     """Inputs for one timed call: fresh storage and fresh values, generated on
-    the device (fast), with the base inputs' signs and scale: every float
-    element is multiplied by an independent U(0.5, 1.5) factor. Integer and
-    boolean tensors are copied into fresh storage."""
+    the device, with the base inputs' signs and scale: every float element is
+    multiplied by an independent U(0.5, 1.5) factor (drawn straight into the
+    new tensor, so a call costs one tensor per input). Integer and boolean
+    tensors are copied into fresh storage."""
     g = torch.Generator(device=device).manual_seed(seed)
     out = []
     for x in base:
         if isinstance(x, torch.Tensor):
             if x.is_floating_point():
-                noise = torch.empty(x.shape, device=device, dtype=torch.float32)
-                noise.uniform_(0.5, 1.5, generator=g)
-                x = (x * noise).to(x.dtype)
+                y = torch.empty(x.shape, device=device, dtype=x.dtype)
+                y.uniform_(0.5, 1.5, generator=g)
+                x = y.mul_(x)
             else:
                 x = x.clone()
         out.append(x)
     return out
+
+
+def nbytes(values: list) -> int:
+    """Bytes held by the tensors of a list."""
+    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
 
 
 def describe(inputs: list) -> list:

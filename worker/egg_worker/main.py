@@ -11,25 +11,44 @@ import traceback
 PROTOCOL_VERSION = 1
 
 
+def sandbox_paths() -> dict:
+    """What a candidate's sandbox hides (home folders, temporary folders, and
+    EGG_SANDBOX_HIDE: egg's store and caches) and what it keeps readable
+    under them (this Python installation, its packages, this worker)."""
+    import numpy
+    import torch
+    import triton
+
+    hide = ["/root", "/home", "/run/user", "/tmp", "/var/tmp", os.path.expanduser("~")]
+    hide += [p for p in os.environ.get("EGG_SANDBOX_HIDE", "").split(os.pathsep) if p]
+    keep = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
+            os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    keep += [p for p in sys.path if p and os.path.isdir(p)]
+    keep += [os.path.dirname(m.__file__) for m in (torch, triton, numpy)]
+    return {"hide": sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)}),
+            "keep": sorted({os.path.realpath(p) for p in keep if os.path.exists(p)})}
+
+
 def _context() -> dict:
     """Facts fixed for the worker's lifetime: sandbox abilities, CPU threads."""
     import numpy
     import torch
     import triton
 
-    from . import sandbox
+    from . import probe, sandbox
 
     ctx: dict = {"cpu_threads": max(1, min(int(os.environ.get("EGG_CPU_THREADS", "0")) or os.cpu_count() or 1, 16)),
                  "l2_bytes": {}}
-    why = sandbox.probe_network_isolation()
-    ctx["isolate_network"] = why is None
-    ctx["network_isolation_error"] = why
     paths = [os.path.dirname(os.__file__), os.path.dirname(torch.__file__), os.path.dirname(triton.__file__),
              os.path.dirname(numpy.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
              sys.executable]
     why = sandbox.can_drop_privileges(paths, tempfile.gettempdir())
     ctx["drop_privileges"] = why is None and os.environ.get("EGG_KEEP_PRIVILEGES") != "1"
     ctx["privileges_note"] = why
+    ctx["sandbox"] = sandbox_paths()
+    ctx["sandbox_facts"] = probe.sandbox_facts(ctx["drop_privileges"])
+    ctx["isolate_network"] = bool(ctx["sandbox_facts"].get("network_isolated"))
+    ctx["network_isolation_error"] = ctx["sandbox_facts"].get("namespace_error")
     try:
         pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         ctx["memory_limit"] = int(pages * 0.75)
@@ -61,6 +80,7 @@ def _device_facts(ctx: dict, device: str) -> dict:
     finally:
         c.kill()
     ctx["l2_bytes"][device] = facts.get("l2_bytes", 0)
+    ctx.setdefault("memory_bytes", {})[device] = facts.get("memory_bytes")
     return facts
 
 
@@ -79,6 +99,21 @@ def _in_child(fn) -> dict:
         return c.ch.recv(None)
     finally:
         c.kill()
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM, SIGINT or SIGHUP (egg was interrupted, or its terminal went
+    away): end every evaluation process, then the worker."""
+    import signal
+
+    from .children import kill_all
+
+    def stop(signum, frame):
+        kill_all()
+        os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
 
 
 def serve(argv: list[str]) -> int:
@@ -108,15 +143,19 @@ def serve(argv: list[str]) -> int:
 
     from . import job as jobs
     from . import probe, sandbox
+    from .proto import Channel
 
     sandbox.become_subreaper()
     sandbox.set_dumpable(False)
+    _stop_on_signals()
+    Channel.watch_parent(os.getppid())
     ctx = _context()
     hello = {"event": "hello", "protocol": PROTOCOL_VERSION, "pid": os.getpid(),
              "python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__,
              "numpy": numpy.__version__, "device_kind": kind, "network_isolation": ctx["isolate_network"],
              "network_isolation_error": ctx["network_isolation_error"],
-             "drop_privileges": ctx["drop_privileges"], "privileges_note": ctx["privileges_note"]}
+             "drop_privileges": ctx["drop_privileges"], "privileges_note": ctx["privileges_note"],
+             "sandbox": ctx["sandbox_facts"]}
     proto_out.write(json.dumps(hello) + "\n")
 
     for line in proto_in:
@@ -136,7 +175,7 @@ def serve(argv: list[str]) -> int:
             if op == "shutdown":
                 proto_out.write(json.dumps({"id": rid, "ok": True, "result": {}}) + "\n")
                 break
-            if op in ("eval", "baseline", "profile"):
+            if op in ("eval", "baseline", "profile", "size"):
                 dev = req.get("device", "cpu")
                 if dev != "cpu" and not (dev == "cuda" or dev.startswith("cuda:")):
                     raise jobs.InputError(f"unknown device '{dev}'")
@@ -153,20 +192,30 @@ def serve(argv: list[str]) -> int:
                 result = _in_child(lambda: probe.probe(with_ncu=bool(req.get("ncu"))))
                 result["sandbox"] = {k: ctx[k] for k in ("isolate_network", "network_isolation_error",
                                                          "drop_privileges", "privileges_note")}
+                result["sandbox"]["facts"] = ctx["sandbox_facts"]
             elif op == "eval":
                 result = jobs.run_eval(ctx, req)
             elif op == "baseline":
                 result = jobs.run_baseline(ctx, req)
             elif op == "profile":
                 result = jobs.run_profile(ctx, req)
+            elif op == "size":
+                result = jobs.run_size(ctx, req)
             else:
                 raise jobs.InputError(f"unknown op '{op}'")
             reply = {"id": rid, "ok": True, "result": result}
         except jobs.InputError as e:
             reply = {"id": rid, "ok": False, "kind": "input", "error": str(e)}
+        except jobs.InfraError as e:
+            reply = {"id": rid, "ok": False, "kind": "infra", "error": str(e.args[0]),
+                     "log": str(e.args[1]) if len(e.args) > 1 else ""}
         except Exception as e:
             reply = {"id": rid, "ok": False, "kind": "infra",
                      "error": f"{type(e).__name__}: {e}", "log": traceback.format_exc()[-3000:]}
+        if not reply["ok"] and reply.get("log"):
+            # Into the worker's log (egg keeps it under STORE/logs), whole.
+            sys.stderr.write(f"egg-worker: job {rid} ({op}) failed: {reply['error']}\n{reply['log']}\n")
+            sys.stderr.flush()
         proto_out.write(json.dumps(reply) + "\n")
     return 0
 

@@ -22,8 +22,10 @@ def _version(module: str) -> tuple[str | None, str | None]:
 def device_facts(torch, index: int) -> dict:
     """Facts about one GPU that prompts and reports use."""
     p = torch.cuda.get_device_properties(index)
+    free, _ = torch.cuda.mem_get_info(index)
     return {
         "index": index,
+        "free_bytes": int(free),
         "name": p.name,
         "sm_count": p.multi_processor_count,
         "l2_bytes": int(getattr(p, "L2_cache_size", 0)),
@@ -114,11 +116,8 @@ def probe(with_ncu: bool = True) -> dict:
     out["driver"] = driver_version() if out["gpus"] else None
     if with_ncu:
         out.update(ncu_facts(bool(out["gpus"])))
-    why = sandbox.probe_network_isolation()
-    out["network_isolation"] = why is None
-    if why:
-        out["network_isolation_error"] = why
     out["root"] = os.getuid() == 0
+    drop = False
     if out["root"]:
         import tempfile
 
@@ -130,10 +129,31 @@ def probe(with_ncu: bool = True) -> dict:
             except Exception:
                 pass
         why = sandbox.can_drop_privileges(paths, tempfile.gettempdir())
-        out["privilege_drop"] = why is None
+        out["privilege_drop"] = drop = why is None
         if why:
             out["privilege_note"] = why
+    out["sandbox"] = sandbox_facts(drop)
+    out["network_isolation"] = bool(out["sandbox"].get("network_isolated"))
+    if not out["network_isolation"]:
+        out["network_isolation_error"] = out["sandbox"].get("namespace_error") or out["sandbox"].get("error")
     return out
+
+
+def sandbox_facts(drop_to_nobody: bool) -> dict:
+    """What a candidate's sandbox holds here (sandbox.confine, tried in a
+    throwaway child)."""
+    import tempfile
+
+    from .main import sandbox_paths
+
+    probe_dir = tempfile.mkdtemp(prefix="egg-sandbox-probe-")
+    try:
+        facts = sandbox.probe(dict(sandbox_paths(), writable=[probe_dir], drop_to_nobody=drop_to_nobody))
+    finally:
+        os.rmdir(probe_dir)
+    facts["writable"] = ["(its scratch folder)" if p == os.path.realpath(probe_dir) else p
+                         for p in facts.get("writable", [])]
+    return facts
 
 
 def main(argv: list[str]) -> int:

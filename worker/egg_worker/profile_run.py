@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from .candidate import Failure, _enter_sandbox, _load
+from .candidate import Failure, HarnessError, _enter_sandbox, _load
 from .guards import apply_precision
 from .inputs import fresh_like, trial_inputs
 
@@ -25,6 +25,9 @@ def main(argv: list[str]) -> int:
         task, model, _ = _load(job, device)
     except Failure as e:
         sys.stderr.write(f"egg-profile: {e.stage}: {e.reason}\n{e.log}\n")
+        return 3
+    except HarnessError as e:
+        sys.stderr.write(f"egg-profile: harness error while {e.where}: {e.error}\n{e.log}\n")
         return 3
     base = trial_inputs(task, job["base_seed"], 0, device)
     with torch.no_grad():

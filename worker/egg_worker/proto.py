@@ -1,9 +1,9 @@
 """proto.py: framed messages between the worker's trusted parent and its children.
 
-A frame is one type byte, an 8-byte big-endian length and the payload:
-b"J" + JSON text, or b"B" + raw bytes (tensor data, always announced by a
-preceding JSON header). Nothing is ever unpickled: a candidate's process can
-only send JSON and bytes that the trusted side parses defensively.
+A frame is one type byte (b"J"), an 8-byte big-endian length and JSON text.
+Nothing is ever unpickled: a candidate's process can only send JSON that the
+trusted side parses defensively. Output tensors do not travel here: they go
+through the shared region (outputs.py).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import select
 import struct
 import time
 
-MAX_FRAME = 8 << 30
+MAX_FRAME = 64 << 20
 
 
 class ChannelClosed(Exception):
@@ -25,9 +25,26 @@ class Deadline(Exception):
 
 
 class Channel:
+    _watcher = 0  # the pid of the process watching its parent (the worker)
+    _parent = 0
+
     def __init__(self, rfd: int, wfd: int):
         self.rfd = rfd
         self.wfd = wfd
+
+    @classmethod
+    def watch_parent(cls, parent: int) -> None:
+        """While this process waits on a channel, check every second that its
+        parent (egg) is alive; if it is gone, end every child and exit. This
+        covers an egg killed without a chance to stop its worker."""
+        cls._watcher, cls._parent = os.getpid(), parent
+
+    def _check_parent(self) -> None:
+        if Channel._watcher == os.getpid() and os.getppid() != Channel._parent:
+            from .children import kill_all
+
+            kill_all()
+            os._exit(3)
 
     def close(self) -> None:
         for fd in (self.rfd, self.wfd):
@@ -49,15 +66,6 @@ class Channel:
         body = json.dumps(obj).encode()
         self._write_all(b"J" + struct.pack(">Q", len(body)) + body)
 
-    def send_frame(self, kind: str, body: bytes) -> None:
-        """Forward a frame received from another channel unchanged."""
-        self._write_all(kind.encode("latin-1") + struct.pack(">Q", len(body)))
-        self._write_all(body)
-
-    def send_bytes(self, data: bytes | memoryview) -> None:
-        self._write_all(b"B" + struct.pack(">Q", len(data)))
-        self._write_all(data)
-
     def _read_exact(self, n: int, deadline: float | None) -> bytes:
         chunks = []
         while n:
@@ -65,9 +73,10 @@ class Channel:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise Deadline()
-                ready, _, _ = select.select([self.rfd], [], [], left)
+                ready, _, _ = select.select([self.rfd], [], [], min(left, 1.0))
                 if not ready:
-                    raise Deadline()
+                    self._check_parent()
+                    continue
             chunk = os.read(self.rfd, min(n, 1 << 20))
             if not chunk:
                 raise ChannelClosed("peer closed the channel")
@@ -75,25 +84,12 @@ class Channel:
             n -= len(chunk)
         return b"".join(chunks)
 
-    def recv_frame(self, deadline: float | None = None) -> tuple[str, bytes]:
-        head = self._read_exact(9, deadline)
-        kind = head[:1].decode("latin-1")
-        (length,) = struct.unpack(">Q", head[1:])
-        if kind not in ("J", "B") or length > MAX_FRAME:
-            raise ChannelClosed("malformed frame")
-        return kind, self._read_exact(length, deadline)
-
     def recv(self, deadline: float | None = None) -> dict:
-        kind, body = self.recv_frame(deadline)
-        if kind != "J":
-            raise ChannelClosed("expected a JSON frame")
-        obj = json.loads(body)
+        head = self._read_exact(9, deadline)
+        (length,) = struct.unpack(">Q", head[1:])
+        if head[:1] != b"J" or length > MAX_FRAME:
+            raise ChannelClosed("malformed frame")
+        obj = json.loads(self._read_exact(length, deadline))
         if not isinstance(obj, dict):
             raise ChannelClosed("expected a JSON object")
         return obj
-
-    def recv_bytes(self, deadline: float | None = None) -> bytes:
-        kind, body = self.recv_frame(deadline)
-        if kind != "B":
-            raise ChannelClosed("expected a bytes frame")
-        return body

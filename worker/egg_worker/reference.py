@@ -1,28 +1,45 @@
 """reference.py: the trusted reference process (and the baseline process).
 
-It never loads a candidate. It computes the reference outputs on the same
-hidden inputs, compares what the candidate sent, verifies the outputs of
-timed calls, and times the eager and torch.compile baselines.
+It never loads a candidate. It loads the task before the candidate's
+process exists, computes the reference outputs of each trial on the same
+hidden inputs (one trial at a time, so that a many-GB output is held once),
+compares what the candidate copied into the shared region, judges misses
+against the float64 truth, verifies the outputs of timed calls, and times
+the eager and torch.compile baselines.
 """
 from __future__ import annotations
 
+import copy
 import os
 import time
 
 import torch
 
-from . import sandbox
-from .compare import compare, near_constant, tolerances
+from . import faults, sandbox
+from .checksums import checksum, checksum_close
+from .compare import TRUTH_K, compare, judge_by_truth, near_constant, tolerances
 from .guards import apply_precision
-from .inputs import fresh_like, init_inputs, trial_inputs
+from .inputs import VARIANTS, fresh_like, init_inputs, nbytes, trial_inputs
 from .logs import exception_log, trim
+from .outputs import OutputError, Region, flatten, layout, mismatch, spec
 from .proto import Channel
 from .taskload import TaskError, load_task
-from .tensors import checksum, checksum_close, recv_tensor
 from .timing import Timer, stats
+from .usage import memory_stats, note_start
+
+
+class OutOfMemory(Exception):
+    """The reference ran out of memory (never the candidate's fault)."""
+
+
+def _is_oom(e: BaseException) -> bool:
+    if isinstance(e, (MemoryError, torch.OutOfMemoryError)):
+        return True
+    return isinstance(e, RuntimeError) and ("out of memory" in str(e) or "can't allocate memory" in str(e))
 
 
 def _setup(job: dict, subdir: str) -> torch.device:
+    note_start()
     sandbox.scrub_environment()
     sandbox.set_dumpable(False)
     home = os.path.join(job["scratch"], subdir)
@@ -37,14 +54,6 @@ def _setup(job: dict, subdir: str) -> torch.device:
     return device
 
 
-def _flatten(out) -> list:
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (list, tuple)) and out and all(isinstance(o, torch.Tensor) for o in out):
-        return list(out)
-    raise TaskError(f"the reference forward returns {type(out).__name__}, not a tensor or a tuple of tensors")
-
-
 def _build(job: dict, device: torch.device):
     task = load_task(job["task_path"], "egg_task_r")
     init = init_inputs(task)
@@ -52,97 +61,260 @@ def _build(job: dict, device: torch.device):
         torch.manual_seed(job["weight_seed"])
         model = task.Model(*init).to(device)
     except Exception as e:
+        if _is_oom(e):
+            raise OutOfMemory(f"building Model: {e}") from None
         raise TaskError(f"Model(*get_init_inputs()) raised {type(e).__name__}: {e}") from None
     return task, model
 
 
-def _forward(model, inputs):
+def _forward(model, inputs: list, device: torch.device) -> tuple[list, list]:
+    """The reference's outputs (flattened, on the device) and their kinds."""
     try:
         with torch.no_grad():
-            return _flatten(model(*inputs))
-    except TaskError:
-        raise
+            result = model(*inputs)
     except Exception as e:
+        if _is_oom(e):
+            raise OutOfMemory(f"the reference forward: {e}") from None
         raise TaskError(f"the reference forward raised {type(e).__name__}: {e}\n{exception_log(e, 1500)}") from None
+    try:
+        outs, kinds = flatten(result)
+    except OutputError as e:
+        raise TaskError(f"the reference {str(e)[8:]}") from None
+    return [o.detach() if o.device == device else o.detach().to(device) for o in outs], kinds
 
 
-def run(ch: Channel, job: dict) -> None:
+def _finite(outs: list) -> bool:
+    return all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point())
+
+
+class Reference:
+    """The reference side of one evaluation."""
+
+    def __init__(self, job: dict, device: torch.device, task, model, region: Region):
+        self.job, self.device, self.task, self.model, self.region = job, device, task, model, region
+        self.atol, self.rtol = job.get("atol"), job.get("rtol")
+        self.truth_on = bool(job.get("truth", True))
+        self.always_truth = bool(job.get("selfcheck"))
+        self.model64 = None
+        self.current: tuple | None = None  # (trial, outputs, variant)
+        self.variants: dict = {}
+        self.sums: list = []  # per trial, the checksums of its outputs
+        self.out_of_domain: list = []  # variants that made the outputs NaN or Inf
+        self.near_const: set = set()
+        self.ref_err = 0.0
+        self.truth_missing: str | None = None
+
+    def start(self) -> dict:
+        """Trial 0 (the task's own distribution): the outputs' signature."""
+        seed = self.job["trial_seeds"][0]
+        inputs = trial_inputs(self.task, seed, 0, self.device, "task")
+        in_bytes = nbytes(inputs)
+        outs, kinds = _forward(self.model, inputs, self.device)
+        spans = [(x.untyped_storage().data_ptr(), x.untyped_storage().data_ptr() + x.untyped_storage().nbytes())
+                 for x in inputs if isinstance(x, torch.Tensor) and x.numel()]
+        aliases = []
+        for o in outs:
+            lo = o.untyped_storage().data_ptr()
+            hi = lo + o.untyped_storage().nbytes()
+            aliases.append(any(lo < b and a < hi for a, b in spans))
+        del inputs
+        self.finite0 = _finite(outs)
+        self.kinds = kinds
+        self.dtypes = [o.dtype for o in outs]
+        self.sigs = [spec(o, k) for o, k in zip(outs, kinds)]
+        self.offsets, self.region_size = layout(self.sigs)
+        self._keep(0, outs, "task")
+        return {"event": "ready", "outputs": self.sigs, "aliases": aliases, "region_bytes": self.region_size,
+                "input_bytes": in_bytes, "output_bytes": sum(s["nbytes"] for s in self.sigs)}
+
+    def _keep(self, t: int, outs: list, variant: str) -> None:
+        self.current = (t, outs, variant)
+        self.variants[t] = variant
+        self.sums.append([checksum(o) for o in outs])
+        for k, o in enumerate(outs):
+            a, r = tolerances(o.dtype, self.atol, self.rtol)
+            if near_constant(o, a, r):
+                self.near_const.add(k)
+
+    def prepare(self, t: int) -> dict:
+        """The reference outputs of trial t. A variant that makes the
+        reference's outputs NaN or Inf where the task's own inputs did not
+        has left the task's domain (log of a negative number, say): the
+        trial then uses the task's own distribution."""
+        if self.current and self.current[0] == t:
+            return {"event": "prepared", "trial": t, "variant": self.current[2]}
+        self.current = None
+        seed = self.job["trial_seeds"][t]
+        variant = VARIANTS[t % len(VARIANTS)]
+        try:
+            faults.inject("reference-oom", self.job.get("alone", False))
+        except torch.OutOfMemoryError as e:
+            raise OutOfMemory(str(e)) from None
+        outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device)
+        if self.finite0 and not _finite(outs):
+            if variant not in self.out_of_domain:
+                self.out_of_domain.append(variant)
+            del outs
+            variant = "task"
+            outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device)
+        self._keep(t, outs, variant)
+        return {"event": "prepared", "trial": t, "variant": variant}
+
+    def truth(self, t: int) -> list | None:
+        """The trial's outputs from the model and inputs upcast to float64."""
+        seed = self.job["trial_seeds"][t]
+        try:
+            if self.model64 is None:
+                self.model64 = copy.deepcopy(self.model).to(torch.float64)
+            inputs = trial_inputs(self.task, seed, t, self.device, self.variants[t])
+            up = [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            del inputs
+            old = torch.get_default_dtype()
+            torch.set_default_dtype(torch.float64)
+            try:
+                with torch.no_grad():
+                    outs, _ = flatten(self.model64(*up))
+            finally:
+                torch.set_default_dtype(old)
+            return [o.detach().to(self.device) for o in outs]
+        except Exception as e:
+            if _is_oom(e):
+                if not self.job.get("alone"):
+                    raise OutOfMemory(f"the float64 reference: {e}") from None
+                self.truth_missing = "out of memory"
+            else:
+                self.truth_missing = f"{type(e).__name__}: {str(e)[:200]}"
+            return None
+
+    def compare(self, t: int, specs) -> dict:
+        res = {"event": "compared", "ok": False, "reason": None, "max_abs_err": None, "max_rel_err": None,
+               "truth": None}
+        if not (self.current and self.current[0] == t):
+            raise RuntimeError(f"compare of trial {t} before it was prepared")
+        refs = self.current[1]
+        if not isinstance(specs, list) or len(specs) != len(refs):
+            res["reason"] = f"forward returned {len(specs) if isinstance(specs, list) else '?'} output(s), " \
+                            f"the reference {len(refs)}"
+            return res
+        self.region.map()
+        errs, rels, truth, reason = [], [], None, None
+        for k, (got, want) in enumerate(zip(specs, self.sigs)):
+            if not isinstance(got, dict):
+                reason = f"output {k}: malformed description"
+                break
+            try:
+                why = mismatch(got, want)
+            except (KeyError, TypeError):
+                why = "malformed description"
+            if why or not got.get("written"):
+                reason = f"trial {t} output {k}: {why or 'not written'}"
+                break
+            out = self.region.view(want, self.offsets[k])
+            r = compare(refs[k], out, self.atol, self.rtol, self.device)
+            errs.append(r["max_abs_err"])
+            rels.append(r["max_rel_err"])
+            judge = (self.truth_on and refs[k].is_floating_point() and
+                     (self.always_truth or r["miss"] == "values"))
+            if judge and truth is None:
+                truth = self.truth(t) or []
+            if judge and k < len(truth):
+                j = judge_by_truth(refs[k], out, truth[k], self.atol, self.rtol, self.device)
+                self.ref_err = max(self.ref_err, j["ref_err"])
+                worst = res["truth"]
+                if worst is None or j["out_err"] / j["bound"] > worst["out_err"] / worst["bound"]:
+                    res["truth"] = {key: j[key] for key in ("ref_err", "out_err", "bound", "k")}
+                if r["miss"] == "values" and j["ok"]:
+                    r["ok"] = True
+            if not r["ok"]:
+                reason = f"trial {t} output {k}: {r['reason']}"
+                if judge and self.truth_missing:
+                    reason += f" (no float64 check was possible: {self.truth_missing})"
+                elif judge and res["truth"]:
+                    tr = res["truth"]
+                    reason += (f"; against float64 its error is {tr['out_err']:.3g} tolerances, "
+                               f"PyTorch's fp32 {tr['ref_err']:.3g} (allowed {tr['bound']:.3g})")
+                break
+        res["max_abs_err"] = max(errs) if errs else None
+        res["max_rel_err"] = max(rels) if rels else None
+        res["ok"] = reason is None
+        res["reason"] = reason
+        return res
+
+    def task_flags(self) -> list:
+        flags = []
+        if self.out_of_domain:
+            flags.append(f"input_domain: the {', '.join(self.out_of_domain)} input variant(s) make the reference's "
+                         "outputs NaN or Inf (the task's inputs have a domain); those trials used the task's own "
+                         "input distribution")
+        if self.ref_err > 1:
+            flags.append(f"ill_conditioned: PyTorch's own fp32 result is {self.ref_err:.3g} tolerances from the "
+                         "float64 truth; outputs were judged against float64 with the tolerance widened to "
+                         f"max(1, {TRUTH_K:g} x that error)")
+        if self.truth_missing:
+            flags.append(f"truth_unavailable: the float64 reference could not run ({self.truth_missing})")
+        for k in range(len(self.sigs)):
+            if len(self.sums) > 1 and self.sigs[k]["nbytes"]:
+                a, r = tolerances(self.dtypes[k], self.atol, self.rtol)
+                if all(checksum_close(self.sums[0][k], s[k], a, r) for s in self.sums[1:]):
+                    flags.append(f"degenerate_task: output {k} does not change with the inputs")
+                    continue
+            if k in self.near_const:
+                flags.append(f"near_constant_output: output {k} is nearly constant")
+        return flags
+
+
+def run(ch: Channel, job: dict, region: Region) -> None:
     """Entry point of the reference process."""
     try:
         device = _setup(job, "ref")
         task, model = _build(job, device)
-        refs, aliases, flags = [], None, []
-        for t, seed in enumerate(job["trial_seeds"]):
-            inputs = trial_inputs(task, seed, t, device)
-            outs = _forward(model, inputs)
-            spans = [(x.untyped_storage().data_ptr(), x.untyped_storage().data_ptr() + x.untyped_storage().nbytes())
-                     for x in inputs if isinstance(x, torch.Tensor) and x.numel()]
-            if aliases is None:
-                aliases = []
-                for o in outs:
-                    lo = o.untyped_storage().data_ptr()
-                    hi = lo + o.untyped_storage().nbytes()
-                    aliases.append(any(lo < b and a < hi for a, b in spans))
-            refs.append([o.detach().to("cpu").clone() for o in outs])
-        sigs = [{"shape": list(o.shape), "dtype": str(o.dtype).replace("torch.", "")} for o in refs[0]]
-        for k, sig in enumerate(sigs):
-            a, r = tolerances(refs[0][k].dtype, job.get("atol"), job.get("rtol"))
-            if len(refs) > 1 and all(tuple(trial[k].shape) == tuple(refs[0][k].shape) and
-                                     compare(refs[0][k].to(device), trial[k].to(device), a, r)["ok"]
-                                     for trial in refs[1:]):
-                flags.append(f"degenerate_task: output {k} does not change with the inputs")
-            elif all(near_constant(trial[k].to(device), a, r) for trial in refs):
-                flags.append(f"near_constant_output: output {k} is nearly constant")
+        ch.send({"event": "loaded"})
+        ref = Reference(job, device, task, model, region)
+        ch.send(ref.start())
     except TaskError as e:
         ch.send({"event": "task_error", "error": str(e)})
         return
-    ch.send({"event": "ready", "outputs": sigs, "aliases": aliases, "flags": flags})
+    except OutOfMemory as e:
+        ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+        return
     base = None
     while True:
         cmd = ch.recv()
         what = cmd.get("cmd")
-        if what == "exit":
-            return
-        if what == "compare":
-            t, count = cmd["trial"], cmd["count"]
-            results, reason = [], None
-            for k in range(count):
-                header = ch.recv()
-                data = ch.recv_bytes()
-                if reason:
-                    continue
-                try:
-                    out = recv_tensor(header, data)
-                except ValueError as e:
-                    reason = f"output {k}: {e}"
-                    continue
-                # Compare on the device: fast for large outputs.
-                r = compare(refs[t][k].to(device), out.to(device), job.get("atol"), job.get("rtol"))
-                results.append(r)
-                if not r["ok"]:
-                    reason = f"trial {t} output {k}: {r['reason']}"
-            errs = [r["max_abs_err"] for r in results if r["max_abs_err"] is not None]
-            rels = [r["max_rel_err"] for r in results if r["max_rel_err"] is not None]
-            ch.send({"event": "compared", "ok": reason is None and count == len(refs[t]),
-                     "reason": reason or (None if count == len(refs[t]) else "wrong number of outputs"),
-                     "max_abs_err": max(errs) if errs else None, "max_rel_err": max(rels) if rels else None})
-        elif what == "verify":
-            # Recompute the outputs of chosen timed calls and compare checksums.
-            if base is None:
-                base = trial_inputs(task, cmd["base_seed"], 0, device)
-            bad = []
-            for i, claimed in zip(cmd["indices"], cmd["checksums"]):
-                with torch.no_grad():
-                    outs = _flatten(model(*fresh_like(base, cmd["seed"] + i, device)))
-                if not isinstance(claimed, list) or len(claimed) != len(outs):
-                    bad.append(i)
-                    continue
-                for o, c in zip(outs, claimed):
-                    a, r = tolerances(o.dtype, job.get("atol"), job.get("rtol"))
-                    if not checksum_close(checksum(o), c, a, r):
+        try:
+            if what == "exit":
+                return
+            if what == "stats":
+                ch.send(dict(memory_stats(), event="stats"))
+            elif what == "prepare":
+                ch.send(ref.prepare(int(cmd["trial"])))
+            elif what == "compare":
+                ch.send(ref.compare(int(cmd["trial"]), cmd.get("specs")))
+            elif what == "task_flags":
+                ch.send({"event": "task_flags", "flags": ref.task_flags()})
+            elif what == "verify":
+                # Recompute the outputs of chosen timed calls and compare checksums.
+                ref.current = None
+                if base is None:
+                    base = trial_inputs(task, cmd["base_seed"], 0, device, "task")
+                bad = []
+                for i, claimed in zip(cmd["indices"], cmd["checksums"]):
+                    outs, _ = _forward(model, fresh_like(base, cmd["seed"] + i, device), device)
+                    if not isinstance(claimed, list) or len(claimed) != len(outs):
                         bad.append(i)
-                        break
-            ch.send({"event": "verified", "bad": bad})
+                        continue
+                    for o, c in zip(outs, claimed):
+                        a, r = tolerances(o.dtype, job.get("atol"), job.get("rtol"))
+                        if not checksum_close(checksum(o), c, a, r):
+                            bad.append(i)
+                            break
+                ch.send({"event": "verified", "bad": bad})
+        except OutOfMemory as e:
+            ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+            return
+        except TaskError as e:
+            ch.send({"event": "task_error", "error": str(e)})
+            return
 
 
 def _timing_stats(r: dict, timer: Timer) -> dict:
@@ -158,36 +330,53 @@ def baseline(ch: Channel, job: dict) -> None:
         device = _setup(job, "baseline")
         task, model = _build(job, device)
         timer = Timer(device, job["l2_bytes"], job.get("clock", "gpu"))
-        base = trial_inputs(task, job["base_seed"], 0, device)
-        _forward(model, base)
+        base = trial_inputs(task, job["base_seed"], 0, device, "task")
+        outs, _ = _forward(model, base, device)
+        io = {"input_bytes": nbytes(base), "output_bytes": nbytes(outs)}
+        del outs
     except TaskError as e:
         ch.send({"event": "task_error", "error": str(e)})
         return
-    out = {"event": "baseline"}
+    except OutOfMemory as e:
+        ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+        return
+    out = {"event": "baseline", **io}
     compiled = None
-    with torch.no_grad():
-        # Compile before the device lock is taken: only timing is exclusive.
-        if job.get("compile", True):
-            try:
-                compiled = torch.compile(model, mode=None if job["compile_mode"] == "default" else job["compile_mode"])
-                t0 = time.perf_counter()
-                compiled(*fresh_like(base, job["seed"] - 1, device))
-                timer.sync()
-                out["compile_s"] = time.perf_counter() - t0
-            except Exception as e:
-                compiled = None
-                out["compile_error"] = trim(f"{type(e).__name__}: {e}", 600)
-        ch.send({"event": "ready_to_time"})
-        if ch.recv().get("cmd") != "time":
-            return
-        timer.run(model, base, job["seed"], job["warmup"], checksums=False, warmup=True)
-        r = timer.run(model, base, job["seed"] + 1_000_000, job["iters"], checksums=False)
-        out["eager"] = _timing_stats(r, timer)
-        if compiled is not None:
-            try:
-                timer.run(compiled, base, job["seed"], job["warmup"], checksums=False, warmup=True)
-                r = timer.run(compiled, base, job["seed"] + 2_000_000, job["iters"], checksums=False)
-                out["compiled"] = _timing_stats(r, timer)
-            except Exception as e:
-                out["compile_error"] = trim(f"{type(e).__name__}: {e}", 600)
+    try:
+        with torch.no_grad():
+            # Compile before the device lock is taken: only timing is exclusive.
+            if job.get("compile", True):
+                try:
+                    compiled = torch.compile(model, mode=None if job["compile_mode"] == "default" else job["compile_mode"])
+                    t0 = time.perf_counter()
+                    compiled(*fresh_like(base, job["seed"] - 1, device))
+                    timer.sync()
+                    out["compile_s"] = time.perf_counter() - t0
+                except Exception as e:
+                    if _is_oom(e):
+                        raise
+                    compiled = None
+                    out["compile_error"] = trim(f"{type(e).__name__}: {e}", 600)
+            out["eager_peak"] = memory_stats()
+            ch.send({"event": "ready_to_time"})
+            if ch.recv().get("cmd") != "time":
+                return
+            timer.run(model, base, job["seed"], job["warmup"], checksums=False, warmup=True)
+            r = timer.run(model, base, job["seed"] + 1_000_000, job["iters"], checksums=False)
+            out["eager"] = _timing_stats(r, timer)
+            if compiled is not None:
+                try:
+                    timer.run(compiled, base, job["seed"], job["warmup"], checksums=False, warmup=True)
+                    r = timer.run(compiled, base, job["seed"] + 2_000_000, job["iters"], checksums=False)
+                    out["compiled"] = _timing_stats(r, timer)
+                except Exception as e:
+                    if _is_oom(e):
+                        raise
+                    out["compile_error"] = trim(f"{type(e).__name__}: {e}", 600)
+    except Exception as e:
+        if not _is_oom(e):
+            raise
+        ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+        return
+    out["memory"] = memory_stats()
     ch.send(out)

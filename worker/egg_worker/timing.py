@@ -21,7 +21,8 @@ import time
 import torch
 
 from .inputs import fresh_like
-from .tensors import checksum
+from .checksums import checksum
+from .outputs import OutputError, flatten
 
 
 def _persisting_l2_reset():
@@ -145,8 +146,11 @@ class Timer:
             launch.append((c1 - c0) * 1e3)
             events.append(self._elapsed(start, end) if self.cuda else (t1 - t0) * 1e3)
             if checksums:
-                outs = out if isinstance(out, (list, tuple)) else [out]
-                sums.append([checksum(o) if isinstance(o, torch.Tensor) else None for o in outs])
+                try:
+                    outs = flatten(out)[0]
+                except OutputError:
+                    outs = []
+                sums.append([checksum(o) for o in outs])
             previous = inputs  # keep the last inputs alive: the next ones get new storage
             del out
         del previous

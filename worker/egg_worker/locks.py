@@ -1,0 +1,108 @@
+"""locks.py: per-device locks shared by every worker on this machine (flock;
+released by the kernel if the holder dies).
+
+- The timing lock: exclusive use of a device while a job times or profiles.
+- The occupancy lock: every job holds it shared for its whole run on the
+  device; a job that must run alone (an out-of-memory error is retried alone
+  before any verdict) holds it exclusive. A gate lock taken briefly before
+  the shared lock keeps a waiting exclusive holder from being starved.
+
+The lock folder is EGG_LOCK_DIR or the system's temporary folder; a
+candidate's sandbox has a private /tmp, so it cannot touch these files.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+import time
+
+
+def lock_key(job: dict) -> str:
+    """The job's device lock key (egg's device slot, e.g. cuda-0) or its device."""
+    return str(job.get("lock") or job.get("device", "cpu")).replace(":", "-").replace("/", "-")
+
+
+def _path(key: str, what: str) -> str:
+    lock_dir = os.environ.get("EGG_LOCK_DIR", tempfile.gettempdir())
+    name = f"egg-device-{key}.lock" if what == "timing" else f"egg-device-{key}.{what}.lock"
+    return os.path.join(lock_dir, name)
+
+
+class Held:
+    """What a held lock records: its key, the wait, and the wall-clock
+    interval it was held (epoch seconds), for exclusivity checks."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.waited = 0.0
+        self.start = 0.0
+        self.end = 0.0
+
+    def as_dict(self) -> dict:
+        return {"lock": self.key, "lock_wait_s": self.waited, "locked_at": self.start, "released_at": self.end}
+
+
+def _open(path: str) -> int:
+    """Open a lock file, shared by every user of the machine: flock needs
+    only a read-only descriptor, and a file another user created in /tmp
+    may not be opened with O_CREAT (fs.protected_regular)."""
+    while True:
+        try:
+            return os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            pass
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            os.fchmod(fd, 0o666)
+            return fd
+        except FileExistsError:
+            continue
+
+
+@contextlib.contextmanager
+def _flock(path: str, mode: int):
+    fd = _open(path)
+    try:
+        fcntl.flock(fd, mode)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def device_lock(job: dict):
+    """Exclusive use of the job's device for timing and profiling."""
+    held = Held(lock_key(job))
+    t0 = time.monotonic()
+    with _flock(_path(held.key, "timing"), fcntl.LOCK_EX):
+        held.waited = time.monotonic() - t0
+        held.start = time.time()
+        try:
+            yield held
+        finally:
+            held.end = time.time()
+
+
+@contextlib.contextmanager
+def occupancy(job: dict, alone: bool):
+    """Held for a whole job: shared, or exclusive when the job must run
+    alone on its device. Yields the seconds waited."""
+    key = lock_key(job)
+    t0 = time.monotonic()
+    gate = _flock(_path(key, "gate"), fcntl.LOCK_EX)
+    if alone:
+        # Hold the gate while waiting, so no new job slips in ahead.
+        with gate, _flock(_path(key, "occupancy"), fcntl.LOCK_EX):
+            yield time.monotonic() - t0
+    else:
+        with gate:
+            fd = _open(_path(key, "occupancy"))
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            yield time.monotonic() - t0
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)

@@ -1,0 +1,232 @@
+"""outputs.py: a forward's result as a flat list of tensors, and the shared
+region that carries a candidate's outputs to the reference process.
+
+Every output form a task may return is accepted: a tensor (0-dim included),
+lists and tuples of them (nested), integer and boolean tensors,
+non-contiguous tensors, and plain Python numbers (carried as 0-dim tensors).
+
+The region is a memfd that the worker's parent creates before it forks its
+children and then sizes and seals once the reference has said how large the
+outputs are. The candidate copies each output straight into its slot; the
+reference reads the slots in place. No output passes through a pipe, the
+parent never holds output bytes, and neither child can resize the region
+under the other (the seals forbid it).
+"""
+from __future__ import annotations
+
+import fcntl
+import mmap
+import os
+
+import torch
+
+# Python number kinds, carried as 0-dim tensors of these dtypes.
+SCALAR_DTYPES = {"float": torch.float64, "int": torch.int64, "bool": torch.bool}
+DTYPES = {
+    "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
+    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+}
+NAMES = {v: k for k, v in DTYPES.items()}
+MAX_DEPTH = 4
+MAX_OUTPUTS = 64
+ALIGN = 4096
+
+
+class OutputError(Exception):
+    """A forward's result is not a supported output form."""
+
+
+def flatten(result) -> tuple[list[torch.Tensor], list[str]]:
+    """(tensors, kinds): the tensors of a forward's result in order, nested
+    lists and tuples flattened; Python numbers become 0-dim tensors with the
+    kind "float", "int" or "bool" (tensors have kind "tensor"). Iterative,
+    not a recursive closure: a closure that calls itself is a reference
+    cycle, and would keep many-GB outputs alive until the next collection."""
+    tensors: list[torch.Tensor] = []
+    kinds: list[str] = []
+    stack = [(result, 0)]
+    while stack:
+        o, depth = stack.pop()
+        if isinstance(o, torch.Tensor):
+            tensors.append(o)
+            kinds.append("tensor")
+        elif isinstance(o, bool):
+            tensors.append(torch.tensor(o, dtype=torch.bool))
+            kinds.append("bool")
+        elif isinstance(o, int):
+            tensors.append(torch.tensor(o, dtype=torch.int64))
+            kinds.append("int")
+        elif isinstance(o, float):
+            tensors.append(torch.tensor(o, dtype=torch.float64))
+            kinds.append("float")
+        elif isinstance(o, (list, tuple)) and depth < MAX_DEPTH:
+            stack.extend((e, depth + 1) for e in reversed(o))
+        elif hasattr(o, "item") and hasattr(o, "dtype") and getattr(o, "shape", None) == ():
+            stack.append((o.item(), depth))  # a numpy scalar
+        else:
+            raise OutputError(f"forward returned {_form(result)}, which holds a {type(o).__name__}; "
+                              "expected a tensor, a number, or a list/tuple of them")
+        if len(tensors) > MAX_OUTPUTS:
+            raise OutputError(f"forward returned more than {MAX_OUTPUTS} outputs")
+    if not tensors:
+        raise OutputError(f"forward returned {_form(result)} with no tensor or number in it")
+    return tensors, kinds
+
+
+def _form(result) -> str:
+    if isinstance(result, (list, tuple)):
+        return f"a {type(result).__name__} of {len(result)}"
+    return f"a {type(result).__name__}"
+
+
+def spec(t: torch.Tensor, kind: str) -> dict:
+    """What the trusted side needs to know of one output."""
+    return {"kind": kind, "shape": list(t.shape), "dtype": NAMES.get(t.dtype, str(t.dtype).replace("torch.", "")),
+            "nbytes": t.numel() * t.element_size()}
+
+
+def layout(specs: list[dict]) -> tuple[list[int], int]:
+    """Offsets of the outputs in the region and its size (page-aligned)."""
+    offsets, off = [], 0
+    for s in specs:
+        offsets.append(off)
+        off += (int(s["nbytes"]) + ALIGN - 1) // ALIGN * ALIGN
+    return offsets, max(off, ALIGN)
+
+
+class Region:
+    """The memfd that carries outputs. Created by the parent before forking
+    (both children inherit the descriptor), sized and sealed by the parent,
+    mapped by each child once the size is known."""
+
+    def __init__(self) -> None:
+        self.fd = os.memfd_create("egg-outputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        self.size = 0
+        self.mm: mmap.mmap | None = None
+        self.pinned = False
+
+    def seal(self, size: int) -> None:
+        """Parent: fix the size for good."""
+        os.ftruncate(self.fd, size)
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        self.size = size
+
+    def map(self) -> None:
+        """Child: map the sealed region; on a GPU, pin it so that copies run
+        at full speed (best effort: pageable copies work too, slower)."""
+        if self.mm is not None:
+            return
+        size = os.fstat(self.fd).st_size
+        seals = fcntl.fcntl(self.fd, fcntl.F_GET_SEALS)
+        need = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+        if seals & need != need:
+            raise RuntimeError("the output region is not sealed")
+        self.mm = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.size = size
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            try:
+                ptr = torch.frombuffer(self.mm, dtype=torch.uint8, count=1).data_ptr()
+                self.pinned = int(torch.cuda.cudart().cudaHostRegister(ptr, size, 0)) == 0
+            except Exception:
+                self.pinned = False
+
+    def view(self, s: dict, offset: int) -> torch.Tensor:
+        """The slot of one output as a CPU tensor of its spec's dtype and shape."""
+        assert self.mm is not None
+        n = int(s["nbytes"])
+        if offset < 0 or offset + n > self.size:
+            raise ValueError("an output does not fit its slot")
+        dtype = SCALAR_DTYPES.get(s["kind"]) if s["kind"] != "tensor" else DTYPES[s["dtype"]]
+        if n == 0:
+            return torch.empty(s["shape"], dtype=dtype)
+        raw = torch.frombuffer(self.mm, dtype=torch.uint8, count=n, offset=offset)
+        return raw.view(dtype).view(s["shape"])
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def write_outputs(region: Region, tensors: list[torch.Tensor], kinds: list[str], expected: list[dict]) -> list[dict]:
+    """Candidate side: the specs of its outputs, each copied into its slot
+    when its dtype and shape match what the reference returned (a mismatch
+    is reported by the specs alone; the bytes are not needed to reject it)."""
+    offsets, _ = layout(expected)
+    specs = []
+    for k, (t, kind) in enumerate(zip(tensors, kinds)):
+        s = spec(t, kind)
+        s["written"] = False
+        if k < len(expected) and _fits(s, expected[k]):
+            dst = region.view(expected[k], offsets[k])
+            if t.numel():
+                src = t.detach()
+                if expected[k]["kind"] != "tensor":
+                    src = src.to(dst.dtype)
+                dst.copy_(src.reshape(dst.shape))
+            s["written"] = True
+        specs.append(s)
+    return specs
+
+
+def _fits(got: dict, want: dict) -> bool:
+    """A reference Python number may be returned as a number of any kind or
+    as a 0-dim tensor; tensors must match dtype and shape exactly."""
+    if want["kind"] != "tensor":
+        return got["shape"] == [] and (got["kind"] != "tensor" or got["dtype"] in DTYPES)
+    return got["kind"] == "tensor" and got["dtype"] == want["dtype"] and got["shape"] == want["shape"]
+
+
+def mismatch(got: dict, want: dict) -> str | None:
+    """Why a candidate output's spec cannot match the reference's, or None."""
+    if _fits(got, want):
+        return None
+    if want["kind"] != "tensor":
+        return f"a {got['kind']} of shape {got['shape']} where the reference returns a Python {want['kind']}"
+    if got["kind"] != "tensor":
+        return f"a Python {got['kind']} where the reference returns a {want['dtype']} tensor of shape {want['shape']}"
+    if got["shape"] != want["shape"]:
+        return f"shape {got['shape']} != expected {want['shape']}"
+    return f"dtype {got['dtype']} != expected {want['dtype']}"
+
+
+# ---- fingerprints: exact, cheap detection of changed bytes ----
+
+_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+CHUNK = 1 << 21
+_weights: dict = {}
+
+
+def _int_weights(device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    key = (str(device), dtype)
+    if key not in _weights:
+        w = (torch.arange(CHUNK, device=device, dtype=torch.int64) * 2654435761 + 12345) & 0x7FFF
+        _weights[key] = (w * 2 + 1).to(dtype if dtype != torch.uint8 else torch.int16)
+    return _weights[key]
+
+
+def fingerprint(t: torch.Tensor) -> tuple[int, int]:
+    """Two integer sums over a tensor's bytes (plain and position-weighted,
+    wrapping), computed in chunks on its device: equal for equal bytes,
+    different for any realistic change. Used to detect writes to inputs and
+    late writes to outputs without keeping a copy."""
+    if t.numel() == 0:
+        return (0, 0)
+    flat = t.detach().reshape(-1)
+    if not flat.is_contiguous():
+        flat = flat.contiguous()
+    if flat.dtype == torch.bool:
+        flat = flat.view(torch.uint8)
+    size = flat.element_size()
+    if size not in _INT_VIEW:
+        raise ValueError(f"cannot fingerprint {flat.dtype}")
+    ints = flat.view(_INT_VIEW[size])
+    total, weighted = 0, 0
+    for start in range(0, ints.numel(), CHUNK):
+        part = ints[start:start + CHUNK]
+        w = _int_weights(part.device, part.dtype)[:part.numel()]
+        total += int(part.sum(dtype=torch.int64))
+        weighted += int((part * w).sum(dtype=torch.int64))
+    return (total, weighted)

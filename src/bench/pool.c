@@ -14,6 +14,10 @@ struct device {
 	char *lock;
 	int tasks;		/* tasks placed here */
 	long jobs;		/* jobs served */
+	long long mem_budget;	/* bytes; 0: no admission */
+	long long mem_used;	/* admitted now */
+	long long mem_peak;	/* most admitted at once */
+	int running;		/* jobs checked out now */
 	struct pool_slot *slots;
 	int *busy;
 	int nslots;
@@ -96,13 +100,36 @@ void pool_unplace_task(struct pool *p, int device)
 
 struct pool_slot *pool_acquire(struct pool *p, int device)
 {
+	return pool_acquire_for(p, device, 0);
+}
+
+void pool_set_memory(struct pool *p, int device, long long budget)
+{
+	pthread_mutex_lock(&p->mu);
+	p->dev[device].mem_budget = budget > 0 ? budget : 0;
+	pthread_cond_broadcast(&p->freed);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int admits(const struct device *dv, long long need)
+{
+	return need <= 0 || dv->mem_budget <= 0 || dv->running == 0 || dv->mem_used + need <= dv->mem_budget;
+}
+
+struct pool_slot *pool_acquire_for(struct pool *p, int device, long long need)
+{
 	struct device *dv = &p->dev[device];
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		for (int i = 0; i < dv->nslots; i++)
+		for (int i = 0; i < dv->nslots && admits(dv, need); i++)
 			if (!dv->busy[i]) {
 				dv->busy[i] = 1;
 				dv->jobs++;
+				dv->running++;
+				dv->slots[i].reserved = need > 0 ? need : 0;
+				dv->mem_used += dv->slots[i].reserved;
+				if (dv->mem_used > dv->mem_peak)
+					dv->mem_peak = dv->mem_used;
 				pthread_mutex_unlock(&p->mu);
 				return &dv->slots[i];
 			}
@@ -110,11 +137,19 @@ struct pool_slot *pool_acquire(struct pool *p, int device)
 	}
 }
 
+long long pool_peak_memory(const struct pool *p, int device)
+{
+	return p->dev[device].mem_peak;
+}
+
 void pool_release(struct pool *p, struct pool_slot *slot)
 {
 	struct device *dv = &p->dev[slot->device];
 	pthread_mutex_lock(&p->mu);
 	dv->busy[slot - dv->slots] = 0;
+	dv->running--;
+	dv->mem_used -= slot->reserved;
+	slot->reserved = 0;
 	pthread_cond_broadcast(&p->freed);
 	pthread_mutex_unlock(&p->mu);
 }

@@ -19,6 +19,7 @@ struct pool_slot {
 	int device;		/* index into the pool's devices */
 	const char *device_name;
 	const char *lock;	/* the device lock key */
+	long long reserved;	/* memory admitted for the job it serves */
 };
 
 struct pool *pool_new(const struct config *cfg, const char *const *devices, int ndevices, int per_device,
@@ -31,6 +32,16 @@ int pool_place_task(struct pool *p);
 void pool_unplace_task(struct pool *p, int device);
 /* Blocks until a worker of `device` is free. */
 struct pool_slot *pool_acquire(struct pool *p, int device);
+/*
+ * Memory admission: a device with a budget (bytes; 0: none) admits a job
+ * needing `need` bytes only when it fits beside the jobs already admitted,
+ * or when nothing else runs there (a job larger than the budget then runs
+ * alone). Blocks until a worker is free and the job is admitted.
+ */
+void pool_set_memory(struct pool *p, int device, long long budget);
+struct pool_slot *pool_acquire_for(struct pool *p, int device, long long need);
+/* The most memory admitted at once on a device so far. */
+long long pool_peak_memory(const struct pool *p, int device);
 void pool_release(struct pool *p, struct pool_slot *slot);
 /* Jobs served per device so far (for placement checks). */
 long pool_jobs(const struct pool *p, int device);

@@ -52,6 +52,7 @@ int cmd_chat(const struct command *self, int argc, char **argv);
 int cmd_doctor(const struct command *self, int argc, char **argv);
 int cmd_eval(const struct command *self, int argc, char **argv);
 int cmd_profile(const struct command *self, int argc, char **argv);
+int cmd_selfcheck(const struct command *self, int argc, char **argv);
 int cmd_optimize(const struct command *self, int argc, char **argv);
 int cmd_bench(const struct command *self, int argc, char **argv);
 int cmd_report(const struct command *self, int argc, char **argv);

@@ -1,6 +1,4 @@
 /* cmd_bench.c: `egg bench`: many tasks at once, crash-safe and resumable, over all devices. */
-#include <dirent.h>
-#include <glob.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../bench/discover.h"
 #include "../bench/runner.h"
 #include "../report/report.h"
 #include "../util/buf.h"
@@ -36,59 +35,6 @@ struct bench {
 	pthread_mutex_t queue_mu;
 	double t0;
 };
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every *.py under dir (recursively), sorted. */
-static void find_tasks(const char *dir, struct strvec *out)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	struct strvec found = STRVEC_INIT;
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *p;
-		if (e->d_name[0] == '.' || !strcmp(e->d_name, "__pycache__"))
-			continue;
-		p = fs_join(dir, e->d_name);
-		if (fs_is_dir(p))
-			find_tasks(p, &found);
-		else if (strlen(e->d_name) > 3 && !strcmp(e->d_name + strlen(e->d_name) - 3, ".py"))
-			strvec_push(&found, p);
-		free(p);
-	}
-	closedir(d);
-	if (found.n)
-		qsort(found.v, found.n, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < found.n; i++)
-		strvec_push(out, found.v[i]);
-	strvec_clear(&found);
-}
-
-/* GPUs visible here: CUDA_VISIBLE_DEVICES, else /dev/nvidiaN. */
-static int count_gpus(void)
-{
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	glob_t g;
-	int n = 0;
-	if (cvd) {
-		if (!*cvd)
-			return 0;
-		n = 1;
-		for (const char *p = cvd; *p; p++)
-			n += *p == ',';
-		return n;
-	}
-	if (glob("/dev/nvidia[0-9]*", 0, NULL, &g) == 0) {
-		n = (int)g.gl_pathc;
-		globfree(&g);
-	}
-	return n;
-}
 
 static void *task_thread(void *arg)
 {
@@ -194,7 +140,6 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	json_t *config = NULL, *run = NULL, *stored = NULL, *report = NULL;
 	char *run_id = NULL, *cache = NULL, *ecache = NULL, *runs_dir = NULL;
 	pthread_t *threads = NULL, prog;
-	const char *device;
 	int code, started_progress = 0;
 	struct opt own[48];
 	const struct opt bench_own[] = {
@@ -258,36 +203,16 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 			code = err_usage("'%s' is not a folder", bf.dir);
 			goto out;
 		}
-		find_tasks(bf.dir, &paths);
+		discover_tasks(bf.dir, &paths);
 	}
 	if (!paths.n) {
 		code = err_usage("bench needs TASK.py files or --dir DIR");
 		goto out;
 	}
-	if (bf.devices) {
-		strvec_clear(&devices);
-		{
-			char *list = xstrdup(bf.devices), *save = NULL;
-			for (char *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save))
-				strvec_push(&devices, d);
-			free(list);
-		}
-	} else {
-		int n = ctx.cfg.device ? 0 : count_gpus();
-		device = worker_default_device(&ctx.cfg);
-		if (n > 0 && !strcmp(worker_device_kind(device), "cuda")) {
-			for (int i = 0; i < n; i++)
-				strvec_pushf(&devices, "cuda:%d", i);
-		} else {
-			for (int i = 0; i < (bf.cpu_workers > 0 ? bf.cpu_workers : 1); i++)
-				strvec_push(&devices, device);
-		}
+	if (discover_devices(&ctx.cfg, bf.devices, bf.cpu_workers, &devices) < 0) {
+		code = err_report();
+		goto out;
 	}
-	for (size_t i = 0; i < devices.n; i++)
-		if (!worker_device_kind(devices.v[i])) {
-			code = err_usage("unknown device '%s'", devices.v[i]);
-			goto out;
-		}
 	if (optimize_flags_apply(&fl, devices.v[0], &b.rc.po, &b.rc.eo) < 0) {
 		code = err_report();
 		goto out;

@@ -13,6 +13,66 @@
 
 /* Runs the worker's probe; returns its JSON object (owned) or NULL with
  * the reason in `why`. */
+static const char *str_or(const json_t *obj, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+	return s ? s : dflt;
+}
+
+/* One line per protection a candidate's sandbox has here. */
+static void print_sandbox(const json_t *probe)
+{
+	const json_t *s = json_object_get(probe, "sandbox"), *h;
+	size_t i;
+	const char *yes = "yes", *no = "NO";
+	if (!json_is_object(s) || json_object_get(s, "error")) {
+		printf("sandbox:       could not be probed: %s\n", str_or(s, "error", "no facts"));
+		return;
+	}
+	printf("sandbox:       own PID namespace (sees no other process): %s\n",
+	       json_is_true(json_object_get(s, "pid_namespace")) ? yes : no);
+	printf("sandbox:       own mount namespace: %s; private /proc: %s; read-only file system: %s\n",
+	       json_is_true(json_object_get(s, "mount_namespace")) ? yes : no,
+	       json_is_true(json_object_get(s, "private_proc")) ? yes : no,
+	       json_is_true(json_object_get(s, "read_only_root")) ? yes : no);
+	printf("sandbox:       hidden:");
+	json_array_foreach(json_object_get(s, "hidden"), i, h)
+		printf(" %s", json_string_value(h));
+	printf("%s\n", json_array_size(json_object_get(s, "hidden")) ? "" : " nothing");
+	printf("sandbox:       writable:");
+	json_array_foreach(json_object_get(s, "writable"), i, h)
+		printf(" %s", json_string_value(h));
+	printf("%s\n", json_array_size(json_object_get(s, "writable")) ? "" : " everything its user may write");
+	printf("sandbox:       network: %s; seccomp filter: %s; capabilities: %s; uid %lld%s\n",
+	       json_is_true(json_object_get(s, "network_isolated")) ? "none (empty namespace)" : "SHARED",
+	       json_is_true(json_object_get(s, "seccomp")) ? "yes" : "NO",
+	       str_or(s, "capabilities", "?"), json_integer_value(json_object_get(s, "uid")),
+	       json_is_true(json_object_get(s, "user_namespace")) ? " (in its own user namespace)" : "");
+}
+
+/* What the sandbox lacks, as notes. */
+static void sandbox_notes(const json_t *s, json_t *notes)
+{
+	static const struct { const char *key, *what; } layers[] = {
+		{ "pid_namespace", "a PID namespace (candidates can see other processes)" },
+		{ "mount_namespace", "a mount namespace (candidates can write wherever their user can)" },
+		{ "private_proc", "a private /proc" },
+		{ "read_only_root", "a read-only file system" },
+		{ "network_isolated", "network isolation" },
+		{ "seccomp", "a seccomp filter" },
+	};
+	if (!json_is_object(s) || json_object_get(s, "error")) {
+		json_array_append_new(notes, json_sprintf("the candidate sandbox could not be probed: %s",
+							  str_or(s, "error", "no facts")));
+		return;
+	}
+	for (size_t i = 0; i < sizeof(layers) / sizeof(layers[0]); i++)
+		if (!json_is_true(json_object_get(s, layers[i].key)))
+			json_array_append_new(notes, json_sprintf("candidates run WITHOUT %s: %s", layers[i].what,
+								  str_or(s, "namespace_error", str_or(s, "mount_error",
+									 str_or(s, "proc_error", str_or(s, "seccomp_error", "unavailable here"))))));
+}
+
 static json_t *run_probe(const struct config *cfg, struct buf *why)
 {
 	struct proc p = PROC_INIT;
@@ -24,7 +84,7 @@ static json_t *run_probe(const struct config *cfg, struct buf *why)
 	buf_init(&out, 1 << 20);
 	buf_init(&err, 1 << 16);
 	launch_worker_argv(cfg, "probe", &p.argv);
-	launch_clean_env(&p.env);
+	launch_worker_env(cfg, &p.env);
 	p.use_env = 1;
 	if (proc_run(&p, NULL, 0, &out, &err, 300000, &st) < 0) {
 		buf_adds(why, err_msg());
@@ -60,11 +120,6 @@ static int is_local_url(const char *url)
 	return strstr(url, "://127.0.0.1") || strstr(url, "://localhost") || strstr(url, "://[::1]");
 }
 
-static const char *str_or(json_t *obj, const char *key, const char *dflt)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-	return s ? s : dflt;
-}
 
 int cmd_doctor(const struct command *self, int argc, char **argv)
 {
@@ -101,9 +156,7 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 								str_or(probe, "network_isolation_error", "unavailable")));
 		if (!json_array_size(json_object_get(probe, "gpus")))
 			json_array_append_new(notes, json_string("no GPU visible: egg runs on --device cpu (Triton interpreter, CPU timings)"));
-		if (json_is_true(json_object_get(probe, "root")) && !json_is_true(json_object_get(probe, "privilege_drop")))
-			json_array_append_new(notes, json_sprintf("candidates run as root: %s",
-								str_or(probe, "privilege_note", "cannot drop privileges")));
+		sandbox_notes(json_object_get(probe, "sandbox"), notes);
 		if (!json_string_value(json_object_get(probe, "ncu")))
 			json_array_append_new(notes, json_string("ncu not found: the profile agent gets timings only"));
 	}
@@ -149,15 +202,7 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 			       json_object_get(probe, "ncu_version") ? ")" : "");
 			if (json_object_get(probe, "ncu_counters"))
 				printf("ncu counters:  %s\n", str_or(probe, "ncu_counters", "?"));
-			printf("sandbox:       network isolation %s; ",
-			       json_is_true(json_object_get(probe, "network_isolation")) ? "available" : "UNAVAILABLE");
-			if (!json_is_true(json_object_get(probe, "root")))
-				printf("running as a user\n");
-			else if (json_is_true(json_object_get(probe, "privilege_drop")))
-				printf("running as root, candidates drop to nobody\n");
-			else
-				printf("running as root, candidates keep root (%s)\n",
-				       str_or(probe, "privilege_note", "cannot drop"));
+			print_sandbox(probe);
 		}
 		json_array_foreach(notes, i, g)
 			printf("note:          %s\n", json_string_value(g));

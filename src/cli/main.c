@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../config/config.h"
+#include "../eval/worker.h"
 #include "../util/err.h"
 #include "cli.h"
 
@@ -20,6 +22,8 @@ static const struct command commands[] = {
 	{ "runs", cmd_runs, "[--json]", "List the runs in the store." },
 	{ "eval", cmd_eval, "TASK.py KERNEL.py [--device cpu|cuda[:N]] [--trials N] [--json]",
 	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager and torch.compile." },
+	{ "selfcheck", cmd_selfcheck, "TASK.py... | --dir DIR [--devices LIST] [--jobs N] [--json]",
+	  "Run the whole evaluation path on tasks with their own Model as the candidate: the harness's own check." },
 	{ "profile", cmd_profile, "TASK.py KERNEL.py [--device cuda[:N]] [--json]",
 	  "Profile a candidate's kernels with Nsight Compute (the metric set the profile agent reads)." },
 	{ "worker", cmd_worker, "[MODE]",
@@ -38,9 +42,26 @@ static void print_usage(FILE *f)
 		   "3 infrastructure failure.\n");
 }
 
+/* SIGINT, SIGTERM, SIGHUP: stop every worker (each ends its evaluation
+ * processes), then die of the same signal. The store stays consistent:
+ * every write is a transaction, and `egg bench --resume` picks up the run. */
+static void on_stop_signal(int sig)
+{
+	worker_signal_all(SIGTERM);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction stop = { 0 };
 	signal(SIGPIPE, SIG_IGN);
+	stop.sa_handler = on_stop_signal;
+	sigemptyset(&stop.sa_mask);
+	sigaction(SIGINT, &stop, NULL);
+	sigaction(SIGTERM, &stop, NULL);
+	sigaction(SIGHUP, &stop, NULL);
+	config_take_secrets();
 	if (argc < 2) {
 		print_usage(stderr);
 		return EXIT_USAGE;

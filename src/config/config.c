@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -67,6 +68,34 @@ static const struct cfg_setting settings[] = {
 const char *const config_secret_env[] = {
 	"EGG_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", NULL
 };
+
+static char *taken_secrets[sizeof(config_secret_env) / sizeof(config_secret_env[0])];
+
+void config_take_secrets(void)
+{
+	for (int i = 0; config_secret_env[i]; i++) {
+		char *v = getenv(config_secret_env[i]);
+		if (!v)
+			continue;
+		if (*v && !taken_secrets[i]) {
+			taken_secrets[i] = xstrdup(v);
+			secret_register(v);
+		}
+		memset(v, 0, strlen(v));
+		unsetenv(config_secret_env[i]);
+	}
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+const char *config_secret(const char *name)
+{
+	const char *v;
+	for (int i = 0; config_secret_env[i]; i++)
+		if (!strcmp(name, config_secret_env[i]) && taken_secrets[i])
+			return taken_secrets[i];
+	v = getenv(name);
+	return v && *v ? v : NULL;
+}
 
 int config_env_is_secret(const char *name)
 {
@@ -298,10 +327,10 @@ int config_resolve(struct config *cfg)
 	if (!cfg->base_url)
 		cfg->base_url = xstrdup(!strcmp(cfg->provider, "openai") ?
 					"https://api.openai.com/v1" : "https://api.anthropic.com");
-	key = getenv("EGG_API_KEY");
-	if (!key || !*key)
-		key = getenv(!strcmp(cfg->provider, "openai") ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
-	if (key && *key) {
+	key = config_secret("EGG_API_KEY");
+	if (!key)
+		key = config_secret(!strcmp(cfg->provider, "openai") ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+	if (key) {
 		cfg->api_key = xstrdup(key);
 		secret_register(key);
 	}

@@ -57,6 +57,18 @@ void config_free(struct config *cfg);
 /* Environment variables that hold secrets; they are removed from every
  * child's environment. NULL-terminated. */
 extern const char *const config_secret_env[];
+/*
+ * Called first thing in main: copies the values of config_secret_env out of
+ * the process's environment, overwrites them in place (the block that
+ * /proc/PID/environ shows is the original one, which unsetenv leaves
+ * intact), removes the variables, and makes the process non-dumpable (so
+ * that no other process of the user can read its memory). Idempotent.
+ */
+void config_take_secrets(void);
+/* The value a secret variable had (taken by config_take_secrets, else the
+ * current environment's, for callers that set it later, like unit tests);
+ * NULL when unset or empty. Borrowed. */
+const char *config_secret(const char *name);
 /* Whether an environment variable name looks secret (keys, tokens). */
 int config_env_is_secret(const char *name);
 

@@ -26,6 +26,7 @@ void eval_opts_init(struct eval_opts *o, const char *device)
 	o->timeout_s = cpu ? 900 : 300;
 	o->speedup_bound = 10;
 	o->timing = 1;
+	o->truth = 1;
 }
 
 /* 0 when `word` is one of the NULL-terminated `choices`. */
@@ -81,6 +82,7 @@ static json_t *base_request(const char *op, const struct eval_opts *o, const cha
 		json_object_set_new(r, "atol", json_real(o->atol));
 	if (o->rtol >= 0)
 		json_object_set_new(r, "rtol", json_real(o->rtol));
+	json_object_set_new(r, "truth", json_boolean(o->truth));
 	return r;
 }
 
@@ -185,7 +187,10 @@ static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char 
 			const char *kernel_source, double eager_ms)
 {
 	json_t *req = base_request("eval", o, task_source), *res;
-	json_object_set_new(req, "kernel_source", json_string(kernel_source));
+	if (kernel_source)
+		json_object_set_new(req, "kernel_source", json_string(kernel_source));
+	else
+		json_object_set_new(req, "selfcheck", json_true());
 	json_object_set_new(req, "trials", json_integer(o->trials));
 	json_object_set_new(req, "timing", json_boolean(o->timing));
 	if (eager_ms > 0)
@@ -257,5 +262,18 @@ json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *
 	add_speedups(res, baseline);
 	if (baseline)
 		json_object_set_new(res, "baseline", json_deep_copy(baseline));
+	return res;
+}
+
+json_t *eval_selfcheck(struct worker *w, const struct eval_opts *o, const char *task_source)
+{
+	return run_eval(w, o, task_source, NULL, 0);
+}
+
+json_t *eval_task_size(struct worker *w, const char *device, const char *task_source)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "size", "device", device, "task_source", task_source);
+	json_t *res = worker_call(w, req, 300000);
+	json_decref(req);
 	return res;
 }

@@ -18,6 +18,7 @@ struct eval_opts {
 	double timeout_s;	/* per job */
 	double speedup_bound;	/* re-measure in a fresh process beyond this */
 	int timing;		/* time the candidate (0: correctness only) */
+	int truth;		/* judge misses against the float64 truth (default 1) */
 	const char *cache_dir;	/* baseline cache folder; NULL: no cache */
 	const char *lock;	/* device lock key for timing and profiling (NULL: the device) */
 };
@@ -54,5 +55,21 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
  */
 json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline);
+
+/*
+ * The whole evaluation path with the task's own Model standing in as a
+ * trusted candidate (the rules against PyTorch compute are waived; every
+ * trial is also judged against float64 to find ill-conditioned tasks).
+ * Returns the worker's verdict (owned), or NULL with ERR_INPUT/ERR_INFRA.
+ */
+json_t *eval_selfcheck(struct worker *w, const struct eval_opts *o, const char *task_source);
+
+/*
+ * The task's input, output and parameter bytes (found on PyTorch's meta
+ * device, without allocating them) and `need_bytes`, the expected peak of
+ * one evaluation; figures are null when the task does not run on the meta
+ * device. Owned, or NULL with ERR_INPUT/ERR_INFRA.
+ */
+json_t *eval_task_size(struct worker *w, const char *device, const char *task_source);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "../cli/cli.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 
 extern char **environ;
 
@@ -35,4 +36,31 @@ void launch_clean_env(struct strvec *env)
 			strvec_push(env, *e);
 		free(name);
 	}
+}
+
+void launch_worker_env(const struct config *cfg, struct strvec *env)
+{
+	const char *paths[3] = { cfg->store, cfg->cache_dir, NULL };
+	struct buf hide = BUF_INIT;
+	char *config_dir = NULL;
+
+	launch_clean_env(env);
+	if (cfg->config_path) {
+		config_dir = xstrdup(cfg->config_path);
+		if (strrchr(config_dir, '/'))
+			*strrchr(config_dir, '/') = '\0';
+		paths[2] = config_dir;
+	}
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char *abs;
+		if (!paths[i] || !*paths[i] || strchr(paths[i], ':'))
+			continue;
+		abs = fs_absolute(paths[i]);
+		buf_addf(&hide, "%s%s", hide.len ? ":" : "", abs);
+		free(abs);
+	}
+	if (hide.len)
+		strvec_pushf(env, "EGG_SANDBOX_HIDE=%s", buf_str(&hide));
+	buf_release(&hide);
+	free(config_dir);
 }

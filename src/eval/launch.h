@@ -14,5 +14,9 @@
 void launch_worker_argv(const struct config *cfg, const char *mode, struct strvec *argv);
 /* Fills `env` with egg's environment minus every secret-looking variable. */
 void launch_clean_env(struct strvec *env);
+/* The worker's environment: launch_clean_env plus EGG_SANDBOX_HIDE, the
+ * folders a candidate's sandbox must hide (the store, the reply cache and
+ * the config file's folder), as absolute paths separated by ':'. */
+void launch_worker_env(const struct config *cfg, struct strvec *env);
 
 #endif

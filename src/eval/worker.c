@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,31 @@
 
 #define MAX_LINE (256u << 20)
 #define START_TIMEOUT_MS 180000.0
+
+/* Process groups of the live workers, for worker_signal_all. */
+#define MAX_LIVE 256
+static volatile sig_atomic_t live_pgids[MAX_LIVE];
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void live_set(pid_t old, pid_t new)
+{
+	pthread_mutex_lock(&live_mu);
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live_pgids[i] == old) {
+			live_pgids[i] = new;
+			break;
+		}
+	pthread_mutex_unlock(&live_mu);
+}
+
+void worker_signal_all(int sig)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		pid_t pg = live_pgids[i];
+		if (pg > 0)
+			kill(-pg, sig);
+	}
+}
 
 struct worker {
 	const struct config *cfg;
@@ -65,6 +91,7 @@ struct worker *worker_new(const struct config *cfg, const char *device_kind, con
 static void worker_kill(struct worker *w)
 {
 	if (w->running) {
+		live_set(w->proc.pid, 0);
 		proc_kill(&w->proc, 2000, NULL);
 		proc_clear(&w->proc);
 		w->proc = (struct proc)PROC_INIT;
@@ -123,7 +150,7 @@ static int worker_start(struct worker *w)
 	launch_worker_argv(w->cfg, "serve", &w->proc.argv);
 	strvec_push(&w->proc.argv, "--device");
 	strvec_push(&w->proc.argv, w->kind);
-	launch_clean_env(&w->proc.env);
+	launch_worker_env(w->cfg, &w->proc.env);
 	w->proc.use_env = 1;
 	w->proc.pipe_in = 1;
 	w->proc.pipe_out = 1;
@@ -139,9 +166,11 @@ static int worker_start(struct worker *w)
 	}
 	w->running = 1;
 	w->starts++;
+	live_set(0, w->proc.pid);
 	if (read_line(w, &line, time_mono_ms() + START_TIMEOUT_MS, &timed_out) < 0) {
 		struct proc_status st;
 		char tmp[64];
+		live_set(w->proc.pid, 0);
 		proc_kill(&w->proc, 500, &st);
 		err_set(ERR_INFRA, "eval worker '%s' %s before saying hello%s%s", w->proc.argv.v[0],
 			timed_out ? "timed out" : proc_status_str(&st, tmp, sizeof(tmp)),
@@ -212,9 +241,11 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 		goto out;
 	}
 	if (!json_is_true(json_object_get(reply, "ok"))) {
+		int with_log = json_string_length(json_object_get(reply, "log")) && w->log_path;
 		kind = json_string_value(json_object_get(reply, "kind"));
-		err_set(kind && !strcmp(kind, "input") ? ERR_INPUT : ERR_INFRA, "%s",
-			json_string_value(json_object_get(reply, "error")) ?: "the worker failed the job");
+		err_set(kind && !strcmp(kind, "input") ? ERR_INPUT : ERR_INFRA, "%s%s%s%s",
+			json_string_value(json_object_get(reply, "error")) ?: "the worker failed the job",
+			with_log ? " (traceback in " : "", with_log ? w->log_path : "", with_log ? ")" : "");
 		goto out;
 	}
 	result = json_incref(json_object_get(reply, "result"));
@@ -247,10 +278,9 @@ void worker_free(struct worker *w)
 		close(w->proc.in);
 		w->proc.in = -1;
 		for (int i = 0; i < 100; i++) {
-			struct proc_status st;
 			if (waitpid(w->proc.pid, NULL, WNOHANG) == w->proc.pid) {
+				live_set(w->proc.pid, 0);
 				w->proc.pid = -1;
-				(void)st;
 				break;
 			}
 			time_sleep_ms(20);

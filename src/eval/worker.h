@@ -31,6 +31,14 @@ const json_t *worker_hello(const struct worker *w);
 int worker_starts(const struct worker *w);
 void worker_free(struct worker *w);
 
+/*
+ * Sends `sig` to the process group of every worker alive in this process.
+ * Async-signal-safe: egg's SIGINT/SIGTERM handler calls it, so that an
+ * interrupted egg leaves no worker and no evaluation running (each worker
+ * ends its own evaluation processes when it gets SIGTERM).
+ */
+void worker_signal_all(int sig);
+
 /* "cpu" or "cuda" for a device string ("cpu", "cuda", "cuda:1"); NULL when
  * the string is not a device. */
 const char *worker_device_kind(const char *device);

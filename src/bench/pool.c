@@ -106,7 +106,8 @@ struct pool_slot *pool_acquire(struct pool *p, int device)
 void pool_set_memory(struct pool *p, int device, long long budget)
 {
 	pthread_mutex_lock(&p->mu);
-	p->dev[device].mem_budget = budget > 0 ? budget : 0;
+	if (!p->dev[device].mem_budget)
+		p->dev[device].mem_budget = budget > 0 ? budget : 0;
 	pthread_cond_broadcast(&p->freed);
 	pthread_mutex_unlock(&p->mu);
 }

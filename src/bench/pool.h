@@ -36,7 +36,9 @@ struct pool_slot *pool_acquire(struct pool *p, int device);
  * Memory admission: a device with a budget (bytes; 0: none) admits a job
  * needing `need` bytes only when it fits beside the jobs already admitted,
  * or when nothing else runs there (a job larger than the budget then runs
- * alone). Blocks until a worker is free and the job is admitted.
+ * alone). Blocks until a worker is free and the job is admitted. The first
+ * budget set for a device stays (later figures of free memory would count
+ * egg's own jobs).
  */
 void pool_set_memory(struct pool *p, int device, long long budget);
 struct pool_slot *pool_acquire_for(struct pool *p, int device, long long need);

@@ -186,6 +186,8 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	}
 	slot = pool_acquire(rc->pool, ts->device);
 	facts = eval_device_facts(slot->worker, eo.device);
+	if (facts)
+		pool_set_memory(rc->pool, ts->device, eval_device_budget(facts, eo.device));
 	baseline = facts ? eval_baseline(slot->worker, &eo, buf_str(&task)) : NULL;
 	pool_release(rc->pool, slot);
 	if (!baseline) {

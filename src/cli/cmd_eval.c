@@ -65,7 +65,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	struct cmd_ctx ctx = { 0 };
 	struct eval_opts o;
 	const char *precision = NULL, *compile_mode = NULL, *clock = NULL;
-	int trials = 0, iters = 0, warmup = 0, no_baseline = 0, no_timing = 0;
+	int trials = 0, iters = 0, warmup = 0, no_baseline = 0, no_timing = 0, no_truth = 0;
 	double atol = -1, rtol = -1, timeout = 0, bound = 0;
 	const struct opt own[] = {
 		{ "trials", 0, OPT_INT, &trials, "N", "correctness trials with fresh inputs (default 5)" },
@@ -78,6 +78,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		{ "clock", 0, OPT_STRING, &clock, "C", "GPU time: gpu (launch cost hidden, default) or latency (included)" },
 		{ "no-baseline", 0, OPT_FLAG, &no_baseline, NULL, "skip the eager/torch.compile baselines" },
 		{ "no-timing", 0, OPT_FLAG, &no_timing, NULL, "check correctness only" },
+		{ "no-truth", 0, OPT_FLAG, &no_truth, NULL, "judge misses against the fp32 reference only (no float64 rule)" },
 		{ "timeout", 0, OPT_DOUBLE, &timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
 		{ "speedup-bound", 0, OPT_DOUBLE, &bound, "X", "re-measure speedups over eager beyond this (default 10)" },
 		OPT_TABLE_END,
@@ -127,6 +128,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	if (bound > 0)
 		o.speedup_bound = bound;
 	o.timing = !no_timing;
+	o.truth = !no_truth;
 	cache = fs_join(ctx.cfg.store, "baselines");
 	o.cache_dir = cache;
 	log_dir = fs_join(ctx.cfg.store, "logs");

@@ -1,4 +1,5 @@
 /* cmd_selfcheck.c: `egg selfcheck`: the evaluation path run on each task with its own Model as the candidate. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ struct check {
 	json_t **rows;
 	size_t next, done;
 	int quiet;
+	FILE *rows_file;	/* --rows: one JSON line per task as it ends */
 	pthread_mutex_t mu;
 };
 
@@ -140,6 +142,12 @@ static void *check_thread(void *arg)
 		pthread_mutex_lock(&c->mu);
 		c->rows[i] = row;
 		c->done++;
+		if (c->rows_file) {
+			char *line = json_dumps(row, JSON_COMPACT);
+			fprintf(c->rows_file, "%s\n", line ? line : "{}");
+			fflush(c->rows_file);
+			free(line);
+		}
 		if (!c->quiet)
 			fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%.1f s)\n", c->done, c->paths->n, c->paths->v[i],
 				json_string_value(json_object_get(row, "result")),
@@ -251,12 +259,14 @@ static void print_table(const json_t *rows, const json_t *sum)
 		       json_is_true(json_object_get(row, "ran_alone")) ? "ran alone " : "",
 		       json_is_true(json_object_get(row, "ok")) ? "" : json_string_value(json_object_get(row, "reason")) ?: "");
 	}
-	printf("\nselfcheck: %lld/%lld ok; evaluation seconds median %.1f, max %.1f (%s); "
-	       "peak memory per process median %.2fx, max %.2fx (%s) of inputs+outputs\n",
+	printf("\nselfcheck: %lld/%lld ok; evaluation seconds median %.1f, max %.1f (%s)\n",
 	       json_integer_value(json_object_get(sum, "ok")), json_integer_value(json_object_get(sum, "tasks")),
 	       num(sum, "eval_s_median"), num(sum, "eval_s_max"),
-	       json_string_value(json_object_get(sum, "eval_s_max_task")) ?: "-", num(sum, "peak_multiple_median"),
-	       num(sum, "peak_multiple_max"), json_string_value(json_object_get(sum, "peak_multiple_max_task")) ?: "-");
+	       json_string_value(json_object_get(sum, "eval_s_max_task")) ?: "-");
+	if (!isnan(num(sum, "peak_multiple_median")))
+		printf("peak memory of one process as a multiple of inputs+outputs (tasks over 64 MB): "
+		       "median %.2fx, max %.2fx (%s)\n", num(sum, "peak_multiple_median"), num(sum, "peak_multiple_max"),
+		       json_string_value(json_object_get(sum, "peak_multiple_max_task")) ?: "-");
 	json_array_foreach(json_object_get(sum, "ill_conditioned"), i, row)
 		printf("ill-conditioned: %s\n", json_string_value(row));
 	json_array_foreach(json_object_get(sum, "failed"), i, row)
@@ -269,7 +279,7 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 	struct cmd_ctx ctx = { 0 };
 	struct check c = { 0 };
 	struct strvec paths = STRVEC_INIT, devices = STRVEC_INIT;
-	const char *dir = NULL, *device_list = NULL;
+	const char *dir = NULL, *device_list = NULL, *rows_path = NULL;
 	int trials = 0, iters = 0, warmup = 0, jobs = 0, per_device = 0, no_timing = 0, no_truth = 0;
 	double timeout = 0;
 	const struct opt own[] = {
@@ -283,6 +293,7 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 		{ "no-timing", 0, OPT_FLAG, &no_timing, NULL, "correctness only" },
 		{ "no-truth", 0, OPT_FLAG, &no_truth, NULL, "skip the float64 reference (ill-conditioning is then not measured)" },
 		{ "timeout", 0, OPT_DOUBLE, &timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
+		{ "rows", 0, OPT_STRING, &rows_path, "FILE", "also append each task's row to FILE as one JSON line when it ends" },
 		OPT_TABLE_END,
 	};
 	pthread_t *threads = NULL;
@@ -335,18 +346,21 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 	for (i = 0; i < devices.n; i++) {
 		struct pool_slot *slot = pool_acquire(c.pool, (int)i);
 		json_t *facts = eval_device_facts(slot->worker, devices.v[i]);
-		double budget = num(facts, "free_bytes");
-		if (isnan(budget))
-			budget = num(facts, "memory_bytes");
+		long long budget = eval_device_budget(facts, devices.v[i]);
 		if (!strcmp(devices.v[i], "cpu"))
-			budget = (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
+			budget = (long long)(0.9 * (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE));
 		pool_release(c.pool, slot);
 		if (!facts) {
 			code = err_report();
 			goto out;
 		}
-		pool_set_memory(c.pool, (int)i, (long long)(0.9 * budget));
+		pool_set_memory(c.pool, (int)i, budget);
 		json_decref(facts);
+	}
+	if (rows_path && !(c.rows_file = fopen(rows_path, "a"))) {
+		err_set(ERR_INPUT, "cannot write '%s': %s", rows_path, strerror(errno));
+		code = err_report();
+		goto out;
 	}
 	c.paths = &paths;
 	c.rows = calloc(paths.n, sizeof(json_t *));
@@ -384,6 +398,8 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 out:
 	if (c.rows)
 		pthread_mutex_destroy(&c.mu);
+	if (c.rows_file)
+		fclose(c.rows_file);
 	free(c.rows);
 	free(threads);
 	json_decref(rows);

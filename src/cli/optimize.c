@@ -36,6 +36,7 @@ void optimize_flags_init(struct optimize_flags *f)
 	{ "precision", 0, OPT_STRING, &f->precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" }, \
 	{ "compile-mode", 0, OPT_STRING, &f->compile_mode, "M", "torch.compile baseline: default, max-autotune or none" }, \
 	{ "clock", 0, OPT_STRING, &f->clock, "C", "GPU time: gpu (launch cost hidden, default) or latency (included)" }, \
+	{ "no-truth", 0, OPT_FLAG, &f->no_truth, NULL, "judge misses against the fp32 reference only (no float64 rule)" }, \
 	{ "timeout", 0, OPT_DOUBLE, &f->timeout, "S", "seconds per evaluation" }, \
 	{ "max-tokens", 0, OPT_INT, &f->max_tokens, "N", "token budget per task" }, \
 	{ "max-cost", 0, OPT_DOUBLE, &f->max_cost, "USD", "cost budget per task" }, \
@@ -113,6 +114,7 @@ int optimize_flags_apply(const struct optimize_flags *f, const char *device, str
 		eo->warmup = f->warmup;
 	eo->atol = f->atol;
 	eo->rtol = f->rtol;
+	eo->truth = !f->no_truth;
 	if ((f->precision && eval_opts_set_precision(eo, f->precision) < 0) ||
 	    (f->compile_mode && eval_opts_set_compile_mode(eo, f->compile_mode) < 0) ||
 	    (f->clock && eval_opts_set_clock(eo, f->clock) < 0))
@@ -129,12 +131,12 @@ json_t *optimize_flags_json(const struct optimize_flags *f, const struct pipelin
 	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY; s++)
 		if (po->stage_on[s])
 			json_array_append_new(stages_on, json_string(stages[s].name));
-	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f}",
+	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b}",
 			 "seeds", po->seeds, "seed_repairs", po->seed_repairs, "repairs", po->repairs, "refine",
 			 po->refine, "tuning_stages", stages_on, "single_agent", po->single_agent, "top_k", po->top_k,
 			 "profile", po->profile, "trials", eo->trials, "iters", eo->iters, "warmup", eo->warmup,
 			 "precision", eo->precision, "compile_mode", eo->compile_mode, "clock", eo->clock, "timeout_s", eo->timeout_s,
-			 "max_tokens", f->max_tokens, "max_cost", f->max_cost);
+			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth);
 }
 
 json_t *optimize_summary(const char *task, const char *device, const char *run_dir, const char *final_path,

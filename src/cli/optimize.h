@@ -14,7 +14,7 @@ struct optimize_flags {
 	const char *output, *run_dir;
 	int seeds, seed_repairs, repairs, top_k;
 	const char *stages;
-	int no_multi_seed, no_refine, no_hw_tune, single_agent, no_profile;
+	int no_multi_seed, no_refine, no_hw_tune, single_agent, no_profile, no_truth;
 	int trials, iters, warmup;
 	double atol, rtol, timeout;
 	const char *precision, *compile_mode, *clock;

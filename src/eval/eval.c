@@ -277,3 +277,23 @@ json_t *eval_task_size(struct worker *w, const char *device, const char *task_so
 	json_decref(req);
 	return res;
 }
+
+#define CONTEXT_BYTES (600LL << 20)
+
+long long eval_need_bytes(const json_t *baseline, const char *device)
+{
+	double peak = baseline ? num(baseline, "peak_bytes") : NAN;
+	if (!device || !strcmp(device, "cpu") || isnan(peak) || peak <= 0)
+		return 0;
+	return (long long)(2 * peak) + 2 * CONTEXT_BYTES;
+}
+
+long long eval_device_budget(const json_t *facts, const char *device)
+{
+	double have = num(facts, "free_bytes");
+	if (isnan(have))
+		have = num(facts, "memory_bytes");
+	if (!device || !strcmp(device, "cpu") || isnan(have) || have <= 0)
+		return 0;
+	return (long long)(0.9 * have);
+}

@@ -57,6 +57,17 @@ json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *
 		       const char *kernel_source, const json_t *baseline);
 
 /*
+ * The device memory one evaluation of the task is expected to need, from
+ * its baseline (two processes, each about the baseline's peak, plus their
+ * CUDA contexts); 0 on the CPU or when the baseline has no figure. For the
+ * device pool's memory admission.
+ */
+long long eval_need_bytes(const json_t *baseline, const char *device);
+/* The memory budget of a GPU for admission: 90% of what its facts say is
+ * free (else of its total); 0 for the CPU or without figures. */
+long long eval_device_budget(const json_t *facts, const char *device);
+
+/*
  * The whole evaluation path with the task's own Model standing in as a
  * trusted candidate (the rules against PyTorch compute are waived; every
  * trial is also judged against float64 to find ill-conditioned tasks).

@@ -108,7 +108,7 @@ static char *cache_path(struct pipe *p, const char *kind, const char *source)
 	hash_field(h, e->device);
 	hash_field(h, e->precision);
 	hash_field(h, e->clock);
-	snprintf(num_s, sizeof(num_s), "%d/%d/%d/%g/%g", e->trials, e->warmup, e->iters, e->atol, e->rtol);
+	snprintf(num_s, sizeof(num_s), "%d/%d/%d/%g/%g/%d", e->trials, e->warmup, e->iters, e->atol, e->rtol, e->truth);
 	hash_field(h, num_s);
 	hash_final(h, key);
 	return xasprintf("%s/%s-%s.json", p->env->eval_cache_dir, kind, key);
@@ -144,7 +144,8 @@ static json_t *evaluate(struct pipe *p, const char *source)
 	char *path = cache_path(p, "eval", source);
 	json_t *res = cache_get(path);
 	if (!res) {
-		struct pool_slot *slot = pool_acquire(p->env->pool, p->env->device);
+		struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
+							  eval_need_bytes(p->env->baseline, p->env->eval.device));
 		res = eval_candidate(slot->worker, &p->env->eval, p->env->task_source, source, p->env->baseline);
 		pool_release(p->env->pool, slot);
 		if (!res) {
@@ -171,7 +172,8 @@ static json_t *profile(struct pipe *p, struct cand *c)
 	path = cache_path(p, "profile", c->source);
 	c->profile = cache_get(path);
 	if (!c->profile) {
-		struct pool_slot *slot = pool_acquire(p->env->pool, p->env->device);
+		struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
+							  eval_need_bytes(p->env->baseline, p->env->eval.device));
 		progress(p, c->stage, "profiling %s", c->id);
 		c->profile = profile_candidate(slot->worker, &p->env->eval, p->env->task_source, c->source);
 		pool_release(p->env->pool, slot);

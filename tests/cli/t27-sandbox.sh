@@ -3,10 +3,11 @@
 # steal egg's API key through /proc, write outside its scratch folder (the
 # task file, $HOME, the store, the caches, /tmp, /dev/shm, /var/tmp), or
 # reach a listener on 127.0.0.1, and its honest kernel still passes. As root,
-# and as an ordinary user (created here when the suite runs as root).
+# and as an ordinary user (created here when the suite runs as root). On a GPU
+# machine: EGG_SANDBOX_DEVICE=cuda bash tests/run.sh t27.
 . "$(dirname "$0")/../lib.sh"
 
-PY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+PY=$(python3 -c 'import sys; print(sys.executable)')
 USER_NAME=egg-sandbox-test
 restore=()
 
@@ -65,7 +66,7 @@ PY
 	chmod 600 "$TMP/key-$who"
 	"${runner[@]}" sh -c 'EGG_API_KEY=$(cat "$0") && export EGG_API_KEY && exec "$@"' "$TMP/key-$who" \
 		env HOME="$dir/home" EGG_STORE="$dir/store" EGG_PYTHON="$PY" XDG_CONFIG_HOME="$dir/home/.config" \
-		"$EGG" eval "$dir/task/argmax.py" "$dir/kernel.py" --device cpu --no-baseline \
+		"$EGG" eval "$dir/task/argmax.py" "$dir/kernel.py" --device "${EGG_SANDBOX_DEVICE:-cpu}" --no-baseline \
 		--trials 2 --iters 2 --warmup 1 --json >"$dir/out" 2>"$dir/err" &
 	local egg_pid=$! seen=0
 	while kill -0 "$egg_pid" 2>/dev/null; do
@@ -104,6 +105,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	if command -v useradd >/dev/null && command -v runuser >/dev/null; then
 		id "$USER_NAME" >/dev/null 2>&1 || useradd -M -r -s /usr/sbin/nologin "$USER_NAME"
 		grant_traverse "$PY"
+		grant_traverse "$(readlink -f "$PY")"
 		grant_traverse "$EGG"
 		grant_traverse "$SRC/worker/egg-worker.py"
 		chmod o+rx "$TMP"

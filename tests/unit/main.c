@@ -14,6 +14,7 @@ static const struct { const char *name; void (*fn)(void); } suites[] = {
 	{ "proc", suite_proc },
 	{ "ncu", suite_ncu },
 	{ "reply", suite_reply },
+	{ "pool", suite_pool },
 };
 
 int main(int argc, char **argv)

@@ -133,7 +133,7 @@ def main() -> int:
     # Out of memory: retried alone before any verdict.
     w = with_faults("candidate-oom-shared")
     r = verdict(w, "argmax.py", "argmax_kernel.py")
-    tap.ok(passed(r) and r["result"]["ran_alone"] and any(f.startswith("oom_retry:") for f in flags(r)),
+    tap.ok(passed(r) and r["result"]["ran_alone"] and any(f.startswith("retried_alone:") for f in flags(r)),
            "a candidate out of memory beside other jobs is evaluated again alone, and passes", r)
     w.close()
     w = with_faults("candidate-oom")

@@ -27,7 +27,7 @@ import torch
 
 from . import faults, sandbox
 from .guards import Guard, apply_precision, candidate_threads, global_flags
-from .inputs import fresh_like, init_inputs, trial_inputs
+from .inputs import build, fresh_like, init_inputs, trial_inputs
 from .logs import exception_log, trim
 from .outputs import OutputError, Region, flatten, fingerprint, mismatch, spec, write_outputs
 from .proto import Channel
@@ -228,10 +228,8 @@ def _load(job: dict, device: torch.device, selfcheck: bool = False):
             raise Failure("integrity", f"kernel file redefines the task's sizes: {', '.join(sorted(changed))}")
     with candidate_code("load"):
         try:
-            torch.manual_seed(job["weight_seed"])
-            reference = task.Model(*init)
-            torch.manual_seed(job["weight_seed"])
-            model = cand_cls(*init)
+            reference = build(task.Model, init, job["weight_seed"], device)
+            model = build(cand_cls, init, job["weight_seed"], device)
         except BaseException as e:
             if is_oom(e):
                 raise

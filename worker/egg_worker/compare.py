@@ -1,6 +1,6 @@
 """compare.py: the trusted comparison of a candidate's output with the reference's.
 
-Everything here works on flat chunks of at most CHUNK elements on the
+Everything here works on flat chunks (2M elements on the CPU, 64M on a GPU) on the
 evaluation device, so that comparing a many-GB output needs a few hundred MB
 of temporaries, not several copies of the output in float64.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 
 DEFAULT_TOL = {torch.float16: 1e-2, torch.bfloat16: 1e-2}
-CHUNK = 1 << 21
+CPU_CHUNK, GPU_CHUNK = 1 << 21, 1 << 26  # small enough for caches / few launches
 TRUTH_K = 10.0
 
 
@@ -35,9 +35,10 @@ def tolerances(dtype: torch.dtype, atol: float | None, rtol: float | None) -> tu
     return (atol if atol is not None else base, rtol if rtol is not None else base)
 
 
-def _chunks(n: int):
-    for start in range(0, n, CHUNK):
-        yield start, min(n, start + CHUNK)
+def _chunks(n: int, device: torch.device):
+    step = CPU_CHUNK if device.type == "cpu" else GPU_CHUNK
+    for start in range(0, n, step):
+        yield start, min(n, start + step)
 
 
 def _flat(t: torch.Tensor) -> torch.Tensor:
@@ -78,7 +79,7 @@ def compare(ref: torch.Tensor, out: torch.Tensor, atol: float | None, rtol: floa
     work = _work_dtype(ref.dtype)
     nbad, first, nonfinite = 0, None, {"NaN": 0, "+Inf": 0, "-Inf": 0}
     floor = max(a, 1e-30)
-    for s, e in _chunks(n):
+    for s, e in _chunks(n, device):
         o = of[s:e].to(device, non_blocking=False).to(work)
         x = rf[s:e].to(work)
         if exact:
@@ -122,7 +123,7 @@ def worst_error(x: torch.Tensor, truth: torch.Tensor, atol: float, rtol: float, 
     where both are finite: an error measured in tolerances."""
     worst = 0.0
     xf, tf = _flat(x), _flat(truth)
-    for s, e in _chunks(truth.numel()):
+    for s, e in _chunks(truth.numel(), device):
         xd = xf[s:e].to(device).to(torch.float64)
         td = tf[s:e].to(torch.float64)
         finite = torch.isfinite(xd) & torch.isfinite(td)
@@ -146,7 +147,7 @@ def value_range(t: torch.Tensor) -> tuple[float, float] | None:
     when it has none."""
     lo, hi = float("inf"), float("-inf")
     flat = _flat(t)
-    for s, e in _chunks(t.numel()):
+    for s, e in _chunks(t.numel(), t.device):
         x = flat[s:e]
         if not bool(torch.isfinite(x).all()):
             x = x[torch.isfinite(x)]

@@ -54,6 +54,22 @@ def task_inputs(task, seed: int, device: torch.device) -> list:
     return list(raw)
 
 
+def build(cls, init: list, seed: int, device: torch.device):
+    """cls(*init) under `seed`, built on `device` directly (a large model's
+    weights are initialised there, not on the CPU and then copied: for a
+    32768-wide MLP that is seconds instead of a minute). A class whose
+    constructor cannot run that way is built on the CPU instead: the same
+    choice in every process, so the weights agree."""
+    torch.manual_seed(seed)
+    if device.type != "cpu":
+        try:
+            with torch.device(device):
+                return cls(*init)
+        except Exception:
+            torch.manual_seed(seed)
+    return cls(*init)
+
+
 def init_inputs(task) -> list:
     try:
         raw = task.get_init_inputs()

@@ -108,9 +108,14 @@ class Phases:
 
 
 class Verdict(Exception):
-    def __init__(self, stage: str, reason: str, log: str = "", oom: dict | None = None):
+    """A candidate's failure. `oom`: it ran out of memory (its figures);
+    `shared`: a timing check that other jobs on the device can make fail
+    (they slow the trusted wall clock's loop, not the candidate's events).
+    Both are retried alone on the device before they become a verdict."""
+
+    def __init__(self, stage: str, reason: str, log: str = "", oom: dict | None = None, shared: bool = False):
         super().__init__(reason)
-        self.stage, self.reason, self.log, self.oom = stage, reason, log, oom
+        self.stage, self.reason, self.log, self.oom, self.shared = stage, reason, log, oom, shared
 
 
 def _candidate_msg(c: Child, deadline: float, stage: str) -> dict:
@@ -223,7 +228,7 @@ def run_eval(ctx: dict, job: dict) -> dict:
     except RetryAlone as why:
         with occupancy(job, alone=True):
             res = _eval_once(ctx, job, alone=True)
-        res["flags"].append(f"oom_retry: {why}; evaluated again alone on the device")
+        res["flags"].append(f"retried_alone: {why}; evaluated again alone on the device")
         return res
 
 
@@ -314,6 +319,8 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
         except Verdict as v:
             if v.oom is not None:
                 _oom_verdict(res, v, r, deadline, alone)
+            if v.shared and not alone:
+                raise RetryAlone(f"a timing check failed while other jobs shared the device ({v.reason[:160]})")
             res["stage"], res["reason"], res["log"] = v.stage, v.reason, v.log
         except ReferenceOOM as e:
             if not alone:
@@ -438,10 +445,10 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     # a factor of two or more, hence the factor of 4.
     if st["mean"] < 0.25 * per_call - slack:
         raise Verdict("integrity", f"reported kernel time ({st['mean']:.4f} ms mean) disagrees with the trusted "
-                      f"wall clock ({per_call:.4f} ms per call)")
+                      f"wall clock ({per_call:.4f} ms per call)", shared=True)
     if hst["median"] > 1.5 * st["median"] + 0.1:
         raise Verdict("integrity", f"work outside the timed stream: host time per call {hst['median']:.4f} ms, "
-                      f"stream time {st['median']:.4f} ms")
+                      f"stream time {st['median']:.4f} ms", shared=True)
     if clock == "cuda_events_gpu" and launch_med is not None and launch_med > spin:
         res["flags"].append(f"launch_bound: the forward takes {launch_med:.3f} ms to launch, longer than the "
                             f"{spin:.3f} ms spin; the rest of its launch cost is in kernel_ms")
@@ -461,7 +468,7 @@ def run_baseline(ctx: dict, job: dict) -> dict:
                 out = _baseline_once(ctx, job)
             except RetryAlone as again:
                 raise InfraError(f"{again} even alone on {job.get('device', 'cpu')}") from None
-        out["oom_retry"] = str(why)
+        out["retried_alone"] = str(why)
         return out
 
 

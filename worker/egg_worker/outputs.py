@@ -195,14 +195,15 @@ def mismatch(got: dict, want: dict) -> str | None:
 # ---- fingerprints: exact, cheap detection of changed bytes ----
 
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-CHUNK = 1 << 21
+CPU_CHUNK, GPU_CHUNK = 1 << 21, 1 << 26
 _weights: dict = {}
 
 
 def _int_weights(device: torch.device, dtype: torch.dtype) -> torch.Tensor:
     key = (str(device), dtype)
     if key not in _weights:
-        w = (torch.arange(CHUNK, device=device, dtype=torch.int64) * 2654435761 + 12345) & 0x7FFF
+        n = CPU_CHUNK if device.type == "cpu" else GPU_CHUNK
+        w = (torch.arange(n, device=device, dtype=torch.int64) * 2654435761 + 12345) & 0x7FFF
         _weights[key] = (w * 2 + 1).to(dtype if dtype != torch.uint8 else torch.int16)
     return _weights[key]
 
@@ -223,10 +224,11 @@ def fingerprint(t: torch.Tensor) -> tuple[int, int]:
     if size not in _INT_VIEW:
         raise ValueError(f"cannot fingerprint {flat.dtype}")
     ints = flat.view(_INT_VIEW[size])
-    total, weighted = 0, 0
-    for start in range(0, ints.numel(), CHUNK):
-        part = ints[start:start + CHUNK]
+    acc = torch.zeros(2, dtype=torch.int64, device=ints.device)
+    step = CPU_CHUNK if ints.device.type == "cpu" else GPU_CHUNK
+    for start in range(0, ints.numel(), step):
+        part = ints[start:start + step]
         w = _int_weights(part.device, part.dtype)[:part.numel()]
-        total += int(part.sum(dtype=torch.int64))
-        weighted += int((part * w).sum(dtype=torch.int64))
+        acc += torch.stack([part.sum(dtype=torch.int64), (part * w).sum(dtype=torch.int64)])
+    total, weighted = acc.tolist()
     return (total, weighted)

@@ -14,8 +14,9 @@ each one recorded in the facts it returns (and shown by `egg doctor`):
    tmpfs over the home folders, /tmp, /var/tmp, /run/user and the paths egg
    names (its store and caches), with the Python installation bound back
    read-only where it lives under them; a minimal /dev (null, zero, random,
-   the NVIDIA devices) and a private /dev/shm; only its scratch folder, /tmp
-   and /dev/shm are writable;
+   the NVIDIA devices) and a private /dev/shm; only its scratch folder, /tmp,
+   /dev/shm and its own /proc (which the CUDA driver writes to; /proc/sys
+   and the other machine-wide files in it stay read-only) are writable;
 4. no capabilities, no new privileges, nobody's uid where egg runs as root
    and the Python installation is readable by nobody;
 5. a seccomp filter (libseccomp) that denies ptrace, process_vm_readv/writev,
@@ -77,6 +78,7 @@ DENIED_SYSCALLS = (
 )
 
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/sysvipc")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -247,8 +249,16 @@ def _build_mounts(spec: dict, facts: dict) -> None:
         except OSError:
             pass
     try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        facts["private_proc"] = True
+        if spec.get("proc", True):
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            facts["private_proc"] = True
+            # The CUDA driver writes under /proc/self, so /proc stays
+            # writable (it shows only this namespace's processes); the
+            # machine-wide files in it are bound read-only, as container
+            # runtimes do.
+            for sub in PROC_READ_ONLY:
+                if os.path.exists(sub):
+                    _mount(sub, sub, None, MS_BIND | MS_REC)
     except SandboxError as e:
         facts["private_proc"] = False
         facts["proc_error"] = str(e)
@@ -258,6 +268,23 @@ def _build_mounts(spec: dict, facts: dict) -> None:
     facts["hidden"] = hide
     for p, _ in sorted(rebind, key=lambda x: len(x[0])):
         _bind_from_fd(fds[p], p, os.path.isdir(f"/proc/self/fd/{fds[p]}"))
+    if spec.get("dev", True):
+        _minimal_dev(dev_fds)
+    for fd in list(fds.values()) + list(dev_fds.values()):
+        os.close(fd)
+    if spec.get("read_only", True):
+        _mount_setattr("/", MOUNT_ATTR_RDONLY, 0, recursive=True)
+        facts["read_only_root"] = True
+        open_for_writing = (["/dev/shm"] if spec.get("dev", True) else []) + writable + \
+            (["/tmp"] if "/tmp" in hide else []) + (["/proc"] if facts["private_proc"] else [])
+        for p in open_for_writing + list(spec.get("also_writable", [])):
+            _mount_setattr(p, 0, MOUNT_ATTR_RDONLY, recursive=False)
+        facts["writable"] = open_for_writing
+
+
+def _minimal_dev(dev_fds: dict) -> None:
+    """A tmpfs /dev holding only the devices in dev_fds (bound from the real
+    ones), a private /dev/shm and the usual links."""
     _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1048576")
     for d, fd in dev_fds.items():
         try:
@@ -269,14 +296,6 @@ def _build_mounts(spec: dict, facts: dict) -> None:
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"/dev/{name}")
-    for fd in list(fds.values()) + list(dev_fds.values()):
-        os.close(fd)
-    _mount_setattr("/", MOUNT_ATTR_RDONLY, 0, recursive=True)
-    facts["read_only_root"] = True
-    open_for_writing = ["/dev/shm"] + writable + (["/tmp"] if "/tmp" in hide else [])
-    for p in open_for_writing:
-        _mount_setattr(p, 0, MOUNT_ATTR_RDONLY, recursive=False)
-    facts["writable"] = open_for_writing
 
 
 def _last_cap() -> int:
@@ -304,6 +323,9 @@ def _drop_privileges(to_nobody: bool, last_cap: int, facts: dict) -> None:
             os.setgroups([])
             os.setresgid(NOBODY, NOBODY, NOBODY)
             os.setresuid(NOBODY, NOBODY, NOBODY)
+            # Changing uid makes a process non-dumpable, and its /proc/self
+            # files root's: the CUDA driver could not write them.
+            set_dumpable(True)
         except OSError as e:
             facts["privileges_error"] = f"cannot drop root: {e}"
     data = (_CapData * 2)()
@@ -390,7 +412,9 @@ def confine(spec: dict) -> dict:
     docstring describes. spec: writable (folders), hide (folders), keep
     (paths to leave readable under hidden folders), drop_to_nobody,
     file_limit, memory_limit; namespaces, drop_capabilities and seccomp
-    (each on unless false). With a PID namespace this
+    (each on unless false); mounts, proc, dev and read_only switch the file
+    system layers one by one (bench/sandbox_layers.py uses them to find
+    which layer a device driver needs changed). With a PID namespace this
     forks: the caller goes on as PID 1 of the new namespace and the process
     that called it never returns from here. Returns the facts."""
     facts: dict = {"pid_namespace": False, "mount_namespace": False, "network_isolated": False,
@@ -405,7 +429,8 @@ def confine(spec: dict) -> dict:
     if got & CLONE_NEWNS:
         facts["mount_namespace"] = True
         try:
-            _build_mounts(spec, facts)
+            if spec.get("mounts", True):
+                _build_mounts(spec, facts)
         except (SandboxError, OSError) as e:
             facts["mount_error"] = str(e)
     if spec.get("drop_capabilities", True):

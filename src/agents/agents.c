@@ -57,7 +57,10 @@ static void account(struct agents *a, const struct llm_result *res)
 static char *call(struct agents *a, enum prompt_id id, const char *system, const char *user, int sample,
 		  const char *stage, const char *candidate, enum agent_outcome *outcome, int *truncated)
 {
-	struct llm_request req = { system, user, sample, 0 };
+	json_t *context = json_pack("{s:s?, s:s, s:s, s:s?, s:i, s:I}", "task", a->task_name, "agent",
+				    prompt_templates[id].name, "stage", stage, "candidate", candidate, "attempt",
+				    sample + 1, "call", (json_int_t)a->calls + 1);
+	struct llm_request req = { system, user, sample, 0, context };
 	struct llm_result res;
 	char why[256];
 	json_t *meta;
@@ -72,6 +75,7 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 	if (a->llm_gate)
 		gate_enter(a->llm_gate);
 	rc = llm_call(a->llm, &req, &res);
+	json_decref(context);
 	if (a->llm_gate)
 		gate_leave(a->llm_gate);
 	if (rc < 0) {
@@ -79,22 +83,25 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 		char msg[1024];
 		enum err_kind kind = err_kind();
 		snprintf(msg, sizeof(msg), "%s", err_msg());
-		meta = json_pack("{s:s, s:i}", "outcome", "llm_error", "attempts", res.attempts);
+		meta = json_pack("{s:s, s:i, s:s}", "outcome", kind == ERR_WAITING ? "waiting" : "llm_error",
+				 "attempts", res.attempts, "cache_key", res.cache_key);
 		json_object_set_new(meta, "error", json_string(msg));
 		recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, "", meta);
 		json_decref(meta);
 		err_set(kind, "%s", msg);
-		*outcome = AGENT_LLM_ERROR;
+		*outcome = kind == ERR_WAITING ? AGENT_WAITING : AGENT_LLM_ERROR;
+		if (kind == ERR_WAITING)
+			snprintf(a->waiting_key, sizeof(a->waiting_key), "%s", res.cache_key);
 		llm_result_clear(&res);
 		return NULL;
 	}
 	account(a, &res);
 	*truncated = res.truncated;
-	meta = json_pack("{s:s, s:s?, s:I, s:I, s:f, s:i, s:b, s:b, s:s}", "outcome", "reply",
+	meta = json_pack("{s:s, s:s?, s:I, s:I, s:f, s:i, s:b, s:b, s:s, s:b}", "outcome", "reply",
 			 "finish_reason", res.finish_reason, "prompt_tokens", (json_int_t)res.prompt_tokens,
 			 "completion_tokens", (json_int_t)res.completion_tokens, "latency_ms", res.latency_ms,
 			 "attempts", res.attempts, "cached", res.cached, "truncated", res.truncated,
-			 "cache_key", res.cache_key);
+			 "cache_key", res.cache_key, "spooled", res.spooled);
 	json_object_set_new(meta, "cost_usd", res.cost_usd >= 0 ? json_real(res.cost_usd) : json_null());
 	json_object_set_new(meta, "sample", json_integer(sample));
 	recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, res.content, meta);
@@ -126,6 +133,7 @@ static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, con
 	prompt_set(v, "device", a->device_facts);
 	prompt_set(v, "precision", a->precision_note);
 	prompt_set(v, "task", a->task_source);
+	prompt_set(v, "task_name", a->task_name ? a->task_name : "unnamed");
 	if (prompt_render(id, v, &system, &user) < 0) {
 		*outcome = AGENT_LLM_ERROR;
 		goto out;

@@ -29,6 +29,7 @@ struct agents {
 	const char *device_facts;
 	const char *precision_note;
 	const char *task_source;
+	const char *task_name;	/* for the spool's request context; may be NULL */
 	/* per-task usage and budget */
 	long calls, prompt_tokens, completion_tokens, cached_calls;
 	double cost_usd;
@@ -36,6 +37,7 @@ struct agents {
 	double max_cost;	/* per task; 0: unlimited */
 	struct budget *run_budget;
 	struct gate *llm_gate;	/* caps concurrent LLM requests across tasks, or NULL */
+	char waiting_key[65];	/* the spooled request awaited (AGENT_WAITING), or "" */
 };
 
 enum agent_outcome {
@@ -43,6 +45,7 @@ enum agent_outcome {
 	AGENT_MALFORMED,	/* malformed twice: discard, keep the current best */
 	AGENT_LLM_ERROR,	/* the LLM failed after the client's retries (err_msg says why) */
 	AGENT_BUDGET,		/* a token or cost budget is spent */
+	AGENT_WAITING,		/* no reply yet in the --llm-spool folder (err_msg names it) */
 };
 
 /* The code agent: returns the kernel source (owned) or NULL with the outcome. */

@@ -5,21 +5,30 @@
 
 #include "../util/template.h"
 
+/* What every kernel egg accepts must respect: every agent sees these, so
+ * that no plan asks for what the code agent must refuse. */
+#define CONTRACT \
+	"Rules every kernel must follow (egg enforces them at run time):\n" \
+	"- All real computation runs in the kernel's own `@triton.jit` kernels. In PyTorch it may only allocate " \
+	"outputs and workspaces (torch.empty and similar), take views, reshape and make tensors contiguous. No " \
+	"torch math, no torch.nn.functional, no cuBLAS/cuDNN calls, no try/except fallback to PyTorch.\n" \
+	"- Precision: {precision}\n" \
+	"- Outputs: exactly the reference's output structure, shapes and dtypes, 0-dim tensors included (a " \
+	"scalar loss is a 0-dim tensor, not shape [1]); never an input's memory unless the reference returns it.\n" \
+	"- The inputs and weights come from the task: no test code, no get_inputs or get_init_inputs, and the " \
+	"task's size constants are not redefined.\n"
+
 #define KERNEL_RULES \
+	CONTRACT \
 	"Rules for the file you write:\n" \
 	"- Define `class ModelNew(nn.Module)` with the same constructor arguments and forward signature as `Model`.\n" \
 	"- Keep the names and shapes of Model's parameters and buffers (for example `self.linear = nn.Linear(...)`): " \
 	"egg copies the reference's weights into parameters whose names and shapes match.\n" \
-	"- All real computation runs in your own `@triton.jit` kernels. In PyTorch, only allocate outputs and " \
-	"workspaces (torch.empty and similar), take views, reshape and make tensors contiguous. No torch math, " \
-	"no torch.nn.functional, no try/except fallback to PyTorch: egg checks this at run time.\n" \
-	"- Precision: {precision}\n" \
-	"- Wrapper functions compute the grid and launch the kernels. No test code, no get_inputs, no " \
-	"get_init_inputs, and do not redefine the task's size constants.\n" \
+	"- Wrapper functions compute the grid and launch the kernels.\n" \
 	"- Start the file with one comment line `# approach: ...` that names the algorithm in a few words.\n" \
 	"Reply with exactly one complete Python file in a single ```python fenced block.\n"
 
-#define DEVICE_FACTS "Target: {device}\n"
+#define DEVICE_FACTS "Task: {task_name}. Target: {device}\n"
 
 const struct prompt_template prompt_templates[P_COUNT] = {
 	{ P_CODE_SEED, "code.seed",
@@ -58,6 +67,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "Read these metrics first: {focus}\n\n"
 	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
 	  "Reference:\n```python\n{task}\n```\n\nCurrent kernel:\n```python\n{kernel}\n```\n\n"
+	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the single main bottleneck and one high-level change. Answer \"no\" in worth_optimizing when the "
 	  "expected gain is under about 10%.\n"
 	  "Reply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
@@ -70,6 +80,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "Read these metrics first: {focus}\n\nDecisions so far: {decisions}\n\n"
 	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
 	  "Current kernel:\n```python\n{kernel}\n```\n\n"
+	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the main obstacle to keeping every SM busy and one change of the grid mapping (or say the grid "
 	  "should stay).\nReply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
 	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
@@ -81,6 +92,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "Read these metrics first: {focus}\n\nDecisions so far: {decisions}\n\n"
 	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
 	  "Current kernel:\n```python\n{kernel}\n```\n\n"
+	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the tiling bottleneck and propose 2 or 3 BLOCK configurations to measure.\n"
 	  "Reply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
 	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
@@ -92,6 +104,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "Read these metrics first: {focus}\n\nDecisions so far: {decisions}\n\n"
 	  "Measured: {timing}\nProfile of the current kernel:\n{metrics}\n\n"
 	  "Current kernel:\n```python\n{kernel}\n```\n\n"
+	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the memory bottleneck and propose 3 or 4 (num_warps, num_stages) configurations, the current one "
 	  "included.\nReply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
 	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
@@ -102,6 +115,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "The kernel failed egg's evaluation at the {fail_stage} stage: {fail_reason}\n\n"
 	  "Error log:\n```\n{error_log}\n```\n\n"
 	  "Reference:\n```python\n{task}\n```\n\nBroken kernel:\n```python\n{kernel}\n```\n\n"
+	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the root cause specifically (what and where: line, variable, index expression) and what must "
 	  "change.\nReply with only this JSON object:\n"
 	  "{{\"critical_issue\": \"...\", \"modification_plan\": \"...\"}}\n" },

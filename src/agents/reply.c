@@ -202,3 +202,58 @@ bad:
 	json_decref(out);
 	return NULL;
 }
+
+/* Copies up to the end of the line (or `max` bytes), trimmed. */
+static void copy_line(const char *from, char *out, size_t len)
+{
+	const char *end = from;
+	size_t n;
+	while (*from == ' ' || *from == '\t')
+		from++;
+	end = from;
+	while (*end && *end != '\n' && *end != '\r')
+		end++;
+	while (end > from && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	n = (size_t)(end - from);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, from, n);
+	out[n] = '\0';
+}
+
+void reply_approach(const char *source, char *out, size_t len)
+{
+	const char *p = source, *c;
+	struct buf names = BUF_INIT;
+	int kernels = 0;
+
+	if (!len)
+		return;
+	out[0] = '\0';
+	for (c = strstr(source, "# approach:"); c; c = strstr(c + 1, "# approach:"))
+		if (c == source || c[-1] == '\n') {
+			copy_line(c + 11, out, len);
+			if (out[0])
+				return;
+		}
+	while ((p = strstr(p, "@triton.jit"))) {
+		const char *def = strstr(p, "def ");
+		p += 11;
+		if (!def)
+			break;
+		def += 4;
+		if (kernels++ < 4) {
+			size_t n = 0;
+			while (def[n] && def[n] != '(' && n < 40)
+				n++;
+			buf_addf(&names, "%s%.*s", names.len ? ", " : "", (int)n, def);
+		}
+	}
+	if (kernels)
+		snprintf(out, len, "%d Triton kernel(s) (%s)%s%s", kernels, buf_str(&names),
+			 strstr(source, "tl.dot(") ? " using tl.dot" : "", strstr(source, "tl.atomic_") ? " with atomics" : "");
+	else
+		snprintf(out, len, "an approach it did not name");
+	buf_release(&names);
+}

@@ -31,4 +31,12 @@ enum reply_schema {
  */
 json_t *reply_extract_json(const char *text, enum reply_schema schema, char *why, size_t why_len);
 
+/*
+ * One line naming a kernel file's approach, for the next seed's prompt: the
+ * file's `# approach: ...` comment when it has one, else what the code
+ * shows (its @triton.jit kernels' names, and whether they use tl.dot or
+ * atomics). Never code. Writes at most `len` bytes into `out`.
+ */
+void reply_approach(const char *source, char *out, size_t len);
+
 #endif

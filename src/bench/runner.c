@@ -196,6 +196,14 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 		goto out;
 	}
 	device_text = optimize_device_text(facts, eo.device);
+	if (json_is_number(json_object_get(baseline, "input_bytes"))) {
+		/* What the task moves at least: the scale a kernel's workspaces are judged by. */
+		char *with_io = xasprintf("%s. The task's inputs take %.1f MB and its outputs %.1f MB", device_text,
+					  json_number_value(json_object_get(baseline, "input_bytes")) / 1e6,
+					  json_number_value(json_object_get(baseline, "output_bytes")) / 1e6);
+		free(device_text);
+		device_text = with_io;
+	}
 	{
 		json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "egg", EGG_VERSION, "task", ts->path,
 					"device", eo.device, "device_text", device_text, "model", rc->cfg->model,
@@ -209,6 +217,7 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	agents.device_facts = device_text;
 	agents.precision_note = optimize_precision_note(eo.precision);
 	agents.task_source = buf_str(&task);
+	agents.task_name = ts->task_id;
 	agents.max_tokens = rc->task_max_tokens;
 	agents.max_cost = rc->task_max_cost;
 	agents.run_budget = rc->budget;
@@ -237,7 +246,10 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	json_object_set_new(summary, "group", json_string(ts->group));
 	json_object_set_new(summary, "task_id", json_string(ts->task_id));
 	recorder_write_json(rec, "summary.json", summary);
-	finish(rc, ts, res.infra ? "failed" : "done", res.infra ? "infra" : res.budget ? "budget" : "", summary);
+	if (res.waiting)
+		json_object_set_new(summary, "pending_key", json_string(res.pending_key));
+	finish(rc, ts, res.waiting ? "waiting" : res.infra ? "failed" : "done",
+	       res.infra ? "infra" : res.budget ? "budget" : "", summary);
 out:
 	pipeline_result_clear(&res);
 	recorder_close(rec);

@@ -49,7 +49,7 @@ struct task_state {
 	int device;
 	int running, finished;
 	char stage[32];
-	char status[16];		/* "done", "failed" */
+	char status[16];		/* "done", "failed", "waiting" (for a reply in the spool) */
 	long tokens;
 	double cost;
 	double started, ended;		/* monotonic ms */

@@ -9,6 +9,7 @@
 
 #include "../bench/discover.h"
 #include "../bench/runner.h"
+#include "../llm/spool.h"
 #include "../report/report.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -70,7 +71,7 @@ static void *progress_thread(void *arg)
 	int tty = isatty(2), drawn = 0, reported = 0;
 	double last_plain = 0;
 	for (;;) {
-		int done = 0, failed = 0, running = 0, finished_now = 0, stop;
+		int done = 0, failed = 0, waiting = 0, running = 0, finished_now = 0, stop;
 		long tokens = 0;
 		double cost = 0, elapsed = (time_mono_ms() - b->t0) / 1000, eta;
 		char el[32], et[32];
@@ -84,6 +85,8 @@ static void *progress_thread(void *arg)
 				finished_now++;
 				if (!strcmp(t->status, "failed"))
 					failed++;
+				else if (!strcmp(t->status, "waiting"))
+					waiting++;
 				else
 					done++;
 			} else if (t->running) {
@@ -93,8 +96,8 @@ static void *progress_thread(void *arg)
 		eta = finished_now ? elapsed / finished_now * (b->ntasks - finished_now) : NAN;
 		fmt_time(el, sizeof(el), elapsed);
 		fmt_time(et, sizeof(et), eta);
-		buf_addf(&out, "egg bench %s: %d/%d done, %d running, %d failed; %ld tokens, $%.4f; elapsed %s, ETA %s\n",
-			 b->rc.run_id, done, b->ntasks, running, failed, tokens, cost, el, et);
+		buf_addf(&out, "egg bench %s: %d/%d done, %d running, %d failed, %d waiting; %ld tokens, $%.4f; elapsed %s, ETA %s\n",
+			 b->rc.run_id, done, b->ntasks, running, failed, waiting, tokens, cost, el, et);
 		for (int i = 0; i < b->ntasks; i++) {
 			const struct task_state *t = &b->tasks[i];
 			if (t->running)
@@ -325,20 +328,33 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	b.done_flag = 1;
 	pthread_join(prog, NULL);
 	started_progress = 0;
-	store_run_set_status(store, run_id, "done");
+	{
+		int waiting = 0;
+		for (int i = 0; i < b.ntasks; i++)
+			waiting += !strcmp(b.tasks[i].status, "waiting");
+		store_run_set_status(store, run_id, waiting ? "waiting" : "done");
+	}
 	report = report_compute(store, run_id);
 	if (report && !fl.quiet && !ctx.json)
 		report_print_text(stderr, report);
 	if (ctx.json && report)
 		cmd_print_json(json_incref(report));
 	{
-		int found = 0, infra = 0;
+		int found = 0, infra = 0, waiting = 0;
 		for (int i = 0; i < b.ntasks; i++) {
 			found += json_is_true(json_object_get(b.tasks[i].result, "found"));
 			infra += !strcmp(b.tasks[i].error_kind, "infra");
+			waiting += !strcmp(b.tasks[i].status, "waiting");
 		}
 		if (infra == b.ntasks) {
 			err_set(ERR_INFRA, "every task failed on infrastructure; resume with 'egg bench --resume %s'", run_id);
+			code = err_report();
+		} else if (waiting) {
+			json_t *pending = spool_pending(ctx.cfg.llm_spool);
+			err_set(ERR_WAITING, "%d task(s) wait for %zu reply(ies) in %s/pending; write each to %s/replies/KEY.txt "
+				"and run 'egg bench --resume %s'", waiting, json_array_size(pending), ctx.cfg.llm_spool,
+				ctx.cfg.llm_spool, run_id);
+			json_decref(pending);
 			code = err_report();
 		} else if (!found) {
 			err_set(ERR_REJECTED, "no task of run %s found a valid kernel", run_id);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "../bench/runner.h"
+#include "../llm/spool.h"
 #include "../pipeline/pipeline.h"
 #include "../store/store.h"
 #include "../util/buf.h"
@@ -95,9 +96,9 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	if (!ctx.json)
 		fprintf(stderr, "egg: optimizing '%s' on %s; run %s\n", ctx.args.v[0], device, run_id);
 	runner_task(&rc, &ts);
-	store_run_set_status(store, run_id, "done");
-
 	status = json_string_value(json_object_get(ts.result, "status"));
+	store_run_set_status(store, run_id, !strcmp(status ?: "", "waiting") ? "waiting" : "done");
+
 	res_rows = json_object_get(ts.result, "stages");
 	if (json_is_true(json_object_get(ts.result, "found")) && fl.output) {
 		const char *final = json_string_value(json_object_get(ts.result, "final_kernel"));
@@ -120,7 +121,13 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		cmd_print_json(json_incref(ts.result));
 	else if (json_is_true(json_object_get(ts.result, "found")))
 		printf("%s\n", json_string_value(json_object_get(ts.result, "final_kernel")));
-	if (!strcmp(ts.error_kind, "input")) {
+	if (!strcmp(status ?: "", "waiting")) {
+		json_t *pending = spool_pending(ctx.cfg.llm_spool);
+		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending; write each reply to %s/replies/KEY.txt "
+			"and run the same command again", json_array_size(pending), ctx.cfg.llm_spool, ctx.cfg.llm_spool);
+		json_decref(pending);
+		code = err_report();
+	} else if (!strcmp(ts.error_kind, "input")) {
 		err_set(ERR_INPUT, "%s", json_string_value(json_object_get(ts.result, "stop_reason")) ?: "bad task");
 		code = err_report();
 	} else if (!strcmp(status ?: "", "failed")) {

@@ -39,6 +39,8 @@ static const struct cfg_setting settings[] = {
 	  "DIR", "run store folder" },
 	{ "cache_dir", "cache-dir", { "EGG_CACHE_DIR" }, CFG_STR, S(cache_dir), NULL,
 	  "DIR", "LLM reply cache folder (default: STORE/llm-cache)" },
+	{ "llm_spool", "llm-spool", { "EGG_LLM_SPOOL" }, CFG_STR, S(llm_spool), NULL,
+	  "DIR", "no network: requests without a cached reply go to DIR/pending, replies are read from DIR/replies" },
 	{ "worker_cmd", "worker-cmd", { "EGG_WORKER_CMD" }, CFG_STR, S(worker_cmd), NULL,
 	  "CMD", "command prefix that carries the worker's stdio (e.g. 'ssh gpu1')" },
 	{ "device", "device", { "EGG_DEVICE" }, CFG_STR, S(device), NULL,

@@ -25,6 +25,7 @@ struct config {
 	char *python;
 	char *store;
 	char *cache_dir;
+	char *llm_spool;	/* folder of the reply spool (--llm-spool), or NULL */
 	char *worker_cmd;
 	char *device;
 	char *token_field;

@@ -14,6 +14,7 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/timeutil.h"
+#include "spool.h"
 
 #define MAX_REPLY_BYTES (32u << 20)
 
@@ -373,6 +374,39 @@ static void account(struct llm *c, const struct llm_result *res)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The spool instead of the network: a reply from DIR/replies, or the
+ * request written to DIR/pending and ERR_WAITING. */
+static int spooled_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res)
+{
+	const struct config *cfg = c->cfg;
+	struct spool_reply r;
+	size_t chars = strlen(req->user) + (req->system ? strlen(req->system) : 0);
+	int got = spool_take(cfg->llm_spool, res->cache_key, chars, &r);
+	if (got < 0)
+		return -1;
+	if (got == 1) {
+		if (spool_post(cfg->llm_spool, res->cache_key, cfg, req->system, req->user, max_tokens, req->context) < 0)
+			return -1;
+		err_set(ERR_WAITING, "no reply yet for request %.12s (%s/pending/%s.json)", res->cache_key,
+			cfg->llm_spool, res->cache_key);
+		return -1;
+	}
+	res->content = r.content;
+	res->finish_reason = r.finish_reason;
+	res->model = r.model;
+	res->prompt_tokens = r.prompt_tokens;
+	res->completion_tokens = r.completion_tokens;
+	res->truncated = !strcmp(res->finish_reason, "length");
+	res->spooled = 1;
+	res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens, res->completion_tokens);
+	memset(&r, 0, sizeof(r));
+	if (c->use_cache)
+		cache_write(c, res->cache_key, res);
+	spool_done(cfg->llm_spool, res->cache_key);
+	account(c, res);
+	return 0;
+}
+
 int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res)
 {
 	const struct config *cfg = c->cfg;
@@ -392,6 +426,8 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 		account(c, res);
 		return 0;
 	}
+	if (cfg->llm_spool)
+		return spooled_call(c, req, max_tokens, res);
 	body = provider_request_body(c->provider, cfg->model, req->system, req->user,
 				     cfg->temperature, max_tokens, cfg->token_field);
 	for (int attempt = 1; attempt <= cfg->max_attempts; attempt++) {

@@ -5,6 +5,8 @@
 #include "../config/config.h"
 #include "provider.h"
 
+#include <jansson.h>
+
 /*
  * One struct llm serves many threads at once: each call uses its own curl
  * handle; totals are kept under a lock. The client borrows `cfg` (which must
@@ -17,6 +19,7 @@ struct llm_request {
 	const char *user;
 	int sample;		/* distinguishes deliberate re-asks in the cache key */
 	long max_tokens;	/* 0: the configured default */
+	const json_t *context;	/* who asks (task, agent, stage, candidate, call), for the spool; may be NULL */
 };
 
 struct llm_result {
@@ -29,6 +32,7 @@ struct llm_result {
 	int attempts;		/* HTTP attempts made (0 for a cache hit) */
 	int cached;
 	int truncated;		/* cut off by the output limit */
+	int spooled;		/* the reply came from the --llm-spool folder */
 	double cost_usd;	/* of this call; < 0 when the model has no price */
 	char cache_key[65];
 };
@@ -50,7 +54,9 @@ struct llm *llm_new(const struct config *cfg, int use_cache);
  * still 0, with res->truncated set), or -1 with ERR_INFRA: unreachable or
  * failing after retries, a non-retryable status (400/401/403/404: the
  * server's message, redacted), a deadline, or a body that is not the
- * expected JSON.
+ * expected JSON. With cfg->llm_spool the network is never used: a request
+ * without a cached or spooled reply is written to the spool and the call
+ * returns -1 with ERR_WAITING (res->cache_key names it); see spool.h.
  */
 int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res);
 void llm_result_clear(struct llm_result *res);

@@ -287,17 +287,33 @@ static struct cand *new_cand(struct pipe *p, const char *id, const char *parent,
 	return c;
 }
 
-static void stop_for(struct pipe *p, enum agent_outcome oc)
+/*
+ * After an agent gave nothing usable. A malformed reply (twice) is the
+ * caller's to record: returns 0 and the run goes on. An LLM that failed
+ * after its retries, a spent budget, or a reply awaited in the spool stops
+ * the run here: that is recorded as what it is, and 1 is returned.
+ */
+static int stop_for(struct pipe *p, enum agent_outcome oc, const char *stage)
 {
-	if (oc == AGENT_LLM_ERROR) {
-		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "LLM failed: %s", err_msg());
-		p->out->infra = 1;
-		p->stop = 1;
+	struct agents *a = p->env->agents;
+	char *why = p->out->stop_reason;
+	size_t len = sizeof(p->out->stop_reason);
+	if (oc == AGENT_MALFORMED || oc == AGENT_OK)
+		return 0;
+	if (oc == AGENT_WAITING) {
+		snprintf(why, len, "stopped: no reply for call %ld (waiting): %s", a->calls + 1, err_msg());
+		snprintf(p->out->pending_key, sizeof(p->out->pending_key), "%s", a->waiting_key);
+		p->out->waiting = 1;
 	} else if (oc == AGENT_BUDGET) {
-		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "%s", err_msg());
+		snprintf(why, len, "stopped: %s", err_msg());
 		p->out->budget = 1;
-		p->stop = 1;
+	} else {
+		snprintf(why, len, "stopped: LLM unreachable: %s", err_msg());
+		p->out->infra = 1;
 	}
+	p->stop = 1;
+	decide(p, stage, "%s", why);
+	return 1;
 }
 
 static void step(struct pipe *p, const struct cand *c, const char *kind, int accepted_known, int accepted,
@@ -367,7 +383,7 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 			} else {
 				json_t *diag = agent_json(a, P_DEBUG, SCHEMA_DEBUG, &v, c->stage, c->id, &oc);
 				if (!diag) {
-					stop_for(p, oc);
+					stop_for(p, oc, c->stage);
 					return;
 				}
 				plan = json_dumps(diag, JSON_INDENT(1));
@@ -379,7 +395,7 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 			}
 			free(plan);
 			if (!fixed) {
-				stop_for(p, oc);
+				stop_for(p, oc, c->stage);
 				return;
 			}
 			free(c->source);
@@ -475,18 +491,15 @@ static void run_seeds(struct pipe *p)
 		src = agent_code(p->env->agents, P_CODE_SEED, &v, st->name, id, &oc);
 		free(diversity);
 		if (!src) {
-			stop_for(p, oc);
-			decide(p, st->name, "seed %d discarded: no usable reply", s);
+			if (!stop_for(p, oc, st->name))
+				decide(p, st->name, "seed %d discarded: no usable reply", s);
 			continue;
 		}
 		{
-			/* Remember the approach line only (never code) for the next seed. */
-			const char *a = strstr(src, "# approach:");
-			if (a) {
-				const char *end = strchr(a, '\n');
-				buf_addf(&approaches, "%s(%d) %.*s", approaches.len ? "; " : "", s,
-					 (int)((end ? end : a + strlen(a)) - a - 11), a + 11);
-			}
+			/* Remember the approach (a line, never code) for the next seed. */
+			char approach[200];
+			reply_approach(src, approach, sizeof(approach));
+			buf_addf(&approaches, "%s(%d) %s", approaches.len ? "; " : "", s, approach);
 		}
 		c = new_cand(p, id, NULL, st->name, src);
 		if (!c)
@@ -538,8 +551,8 @@ static void run_refine(struct pipe *p)
 		} else {
 			analysis = agent_json(p->env->agents, P_PROFILE_REFINE, SCHEMA_PROFILE_REFINE, &v, st->name, s->id, &oc);
 			if (!analysis) {
-				stop_for(p, oc);
-				decide(p, st->name, "%s kept: the profile agent gave no usable analysis", s->id);
+				if (!stop_for(p, oc, st->name))
+					decide(p, st->name, "%s kept: the profile agent gave no usable analysis", s->id);
 				goto next;
 			}
 			if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")), "no")) {
@@ -552,8 +565,8 @@ static void run_refine(struct pipe *p)
 			src = agent_code(p->env->agents, P_CODE_REFINE, &v, st->name, id, &oc);
 		}
 		if (!src) {
-			stop_for(p, oc);
-			decide(p, st->name, "%s kept: no usable refined kernel", s->id);
+			if (!stop_for(p, oc, st->name))
+				decide(p, st->name, "%s kept: no usable refined kernel", s->id);
 			goto next;
 		}
 		c = new_cand(p, id, s->id, st->name, src);
@@ -625,8 +638,8 @@ static void run_tuning(struct pipe *p, const struct stage *st)
 			analysis = agent_json(p->env->agents, profile_prompt[st->id], SCHEMA_PROFILE_TUNE, &v, st->name,
 					      m->id, &oc);
 			if (!analysis) {
-				stop_for(p, oc);
-				decide(p, st->name, "%s kept: the profile agent gave no usable plan", m->id);
+				if (!stop_for(p, oc, st->name))
+					decide(p, st->name, "%s kept: the profile agent gave no usable plan", m->id);
 				goto next;
 			}
 			plan = json_dumps(analysis, JSON_INDENT(1));
@@ -634,8 +647,8 @@ static void run_tuning(struct pipe *p, const struct stage *st)
 			src = agent_code(p->env->agents, P_CODE_TUNE, &v, st->name, id, &oc);
 		}
 		if (!src) {
-			stop_for(p, oc);
-			decide(p, st->name, "%s kept: no usable tuned kernel", m->id);
+			if (!stop_for(p, oc, st->name))
+				decide(p, st->name, "%s kept: no usable tuned kernel", m->id);
 			goto next;
 		}
 		c = new_cand(p, id, m->id, st->name, src);

@@ -47,6 +47,8 @@ struct pipeline_result {
 	char stop_reason[512];	/* why the run ended early, or "" */
 	int infra;		/* ended by an infrastructure failure (LLM or worker) */
 	int budget;		/* ended by a token or cost budget */
+	int waiting;		/* stopped for a reply awaited in the --llm-spool folder */
+	char pending_key[65];	/* that request's key */
 };
 
 /*

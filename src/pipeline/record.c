@@ -19,11 +19,23 @@ struct recorder {
 	struct recorder_sink sink;
 };
 
+/* What a recorder writes into its folder: a replay starts them afresh, so
+ * that the folder tells the same story as the store. */
+static const char *const recorded[] = {
+	"calls", "candidates", "decisions.jsonl", "trajectory.json", "run.json", "summary.json", "final.py", NULL
+};
+
 struct recorder *recorder_open(const char *dir, const struct recorder_sink *sink)
 {
 	struct recorder *r;
 	char *calls = fs_join(dir, "calls"), *cands = fs_join(dir, "candidates");
-	int ok = fs_mkdir_p(calls) == 0 && fs_mkdir_p(cands) == 0;
+	int ok;
+	for (int i = 0; recorded[i]; i++) {
+		char *path = fs_join(dir, recorded[i]);
+		fs_remove_tree(path);
+		free(path);
+	}
+	ok = fs_mkdir_p(calls) == 0 && fs_mkdir_p(cands) == 0;
 	free(calls);
 	free(cands);
 	if (!ok)

@@ -26,7 +26,10 @@ struct recorder_sink {
 	void *ctx;
 };
 
-/* Creates the folder. Returns NULL with ERR_INFRA when it cannot. */
+/* Creates the folder, removing what an earlier run of the task recorded
+ * there (calls, candidates, decisions, trajectory, run and summary files,
+ * final.py; nothing else), so that a replay's folder matches the store.
+ * Returns NULL with ERR_INFRA when it cannot. */
 struct recorder *recorder_open(const char *dir, const struct recorder_sink *sink);
 const char *recorder_dir(const struct recorder *r);
 /* Returns the call's sequence number (for file names). */

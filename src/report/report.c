@@ -42,7 +42,8 @@ static json_t *metrics(const json_t *rows)
 	struct acc eager = { 0 }, compile = { 0 }, gains[STAGE_COUNT];
 	double fast[4] = { 0 }, tokens_in = 0, tokens_out = 0, cost = 0, wall = 0;
 	static const double ps[4] = { 0, 1, 1.5, 2 };
-	int n = (int)json_array_size(rows), finished = 0, failed = 0, success = 0;
+	int n = (int)json_array_size(rows), finished = 0, failed = 0, waiting = 0, success = 0;
+	json_t *pending = json_array();
 	size_t i;
 	const json_t *r;
 	json_t *stages_out = json_array(), *out;
@@ -60,6 +61,11 @@ static json_t *metrics(const json_t *rows)
 			finished++;
 		if (status && !strcmp(status, "failed"))
 			failed++;
+		if (status && !strcmp(status, "waiting")) {
+			waiting++;
+			if (json_is_string(json_object_get(r, "pending_key")))
+				json_array_append(pending, json_object_get(r, "pending_key"));
+		}
 		if (found) {
 			success++;
 			acc_add(&eager, se);
@@ -91,7 +97,8 @@ static json_t *metrics(const json_t *rows)
 							    "gain_geomean", exp(gains[s].logsum / gains[s].n),
 							    "cumulative", cumulative, "n", gains[s].n));
 	}
-	out = json_pack("{s:i, s:i, s:i, s:i}", "tasks", n, "finished", finished, "failed", failed, "success", success);
+	out = json_pack("{s:i, s:i, s:i, s:i, s:i, s:o}", "tasks", n, "finished", finished, "failed", failed, "success",
+			success, "waiting", waiting, "pending_keys", pending);
 	json_object_set_new(out, "success_rate", n ? json_real((double)success / n) : json_null());
 	json_object_set_new(out, "fast_0", n ? json_real(fast[0] / n) : json_null());
 	json_object_set_new(out, "fast_1", n ? json_real(fast[1] / n) : json_null());
@@ -125,7 +132,7 @@ json_t *report_compute(struct store *s, const char *run_id)
 					json_object_get(t, "status"));
 		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
 				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
-				       NULL };
+				       "pending_key", NULL };
 		for (int k = 0; keys[k]; k++)
 			json_object_set(row, keys[k], json_object_get(r, keys[k]) ?: json_null());
 		if (!json_is_true(json_object_get(row, "found")))
@@ -161,9 +168,10 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 {
 	const json_t *se = json_object_get(m, "speedup_eager"), *sc = json_object_get(m, "speedup_compile"), *st;
 	size_t i;
-	fprintf(f, "%s: %lld tasks, %lld finished, %lld failed; success %.0f%%; fast_0 %.0f%%, fast_1 %.0f%%, "
+	fprintf(f, "%s: %lld tasks, %lld finished, %lld failed, %lld waiting; success %.0f%%; fast_0 %.0f%%, fast_1 %.0f%%, "
 		   "fast_1.5 %.0f%%, fast_2 %.0f%%\n", name, json_integer_value(json_object_get(m, "tasks")),
 		json_integer_value(json_object_get(m, "finished")), json_integer_value(json_object_get(m, "failed")),
+		json_integer_value(json_object_get(m, "waiting")),
 		100 * num(m, "success_rate"), 100 * num(m, "fast_0"), 100 * num(m, "fast_1"), 100 * num(m, "fast_1_5"),
 		100 * num(m, "fast_2"));
 	if (json_integer_value(json_object_get(se, "n")))
@@ -174,6 +182,8 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 			num(sc, "geomean"), json_integer_value(json_object_get(sc, "n")));
 	fprintf(f, "  per task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n", num(m, "prompt_tokens_per_task"),
 		num(m, "completion_tokens_per_task"), num(m, "cost_per_task"), num(m, "wall_s_per_task"));
+	json_array_foreach(json_object_get(m, "pending_keys"), i, st)
+		fprintf(f, "  waiting for a reply to %s\n", json_string_value(st));
 	json_array_foreach(json_object_get(m, "stages"), i, st)
 		fprintf(f, "  stage %-24s gain mean %.2fx, geomean %.2fx, cumulative %.2fx (n=%lld)\n",
 			json_string_value(json_object_get(st, "title")), num(st, "gain_mean"), num(st, "gain_geomean"),

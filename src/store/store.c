@@ -234,18 +234,20 @@ json_t *store_runs(struct store *s)
 		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id),"
 		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done'),"
 		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'failed'),"
-		"  (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls c WHERE c.run_id = r.id AND c.cached = 0)"
+		"  (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls c WHERE c.run_id = r.id AND c.cached = 0),"
+		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'waiting')"
 		" FROM runs r ORDER BY r.created DESC, r.id DESC";
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return out;
 	while (sqlite3_step(st) == SQLITE_ROW)
-		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:f}", "id", column_text(st, 0),
+		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:I}", "id", column_text(st, 0),
 						     "created", column_text(st, 1), "command", column_text(st, 2),
 						     "status", column_text(st, 3),
 						     "tasks", (json_int_t)sqlite3_column_int64(st, 4),
 						     "done", (json_int_t)sqlite3_column_int64(st, 5),
 						     "failed", (json_int_t)sqlite3_column_int64(st, 6),
-						     "cost_usd", sqlite3_column_double(st, 7)));
+						     "cost_usd", sqlite3_column_double(st, 7),
+						     "waiting", (json_int_t)sqlite3_column_int64(st, 8)));
 	sqlite3_finalize(st);
 	return out;
 }

@@ -73,6 +73,8 @@ int err_exit_code(enum err_kind kind)
 		return EXIT_USAGE;
 	case ERR_REJECTED:
 		return EXIT_NEGATIVE;
+	case ERR_WAITING:
+		return EXIT_WAITING;
 	case ERR_NONE:
 	case ERR_INFRA:
 	default:
@@ -84,6 +86,8 @@ int err_report(void)
 {
 	if (pending_kind == ERR_REJECTED)
 		fprintf(stderr, "egg: rejected: %s\n", err_msg());
+	else if (pending_kind == ERR_WAITING)
+		fprintf(stderr, "egg: waiting: %s\n", err_msg());
 	else
 		fprintf(stderr, "egg: error: %s\n", err_msg());
 	return err_exit_code(pending_kind);

@@ -14,6 +14,7 @@ enum err_kind {
 	ERR_INPUT,	/* bad usage or bad input: exit 2 */
 	ERR_INFRA,	/* infrastructure failure: exit 3 */
 	ERR_REJECTED,	/* done, negative outcome: exit 1 */
+	ERR_WAITING,	/* not done: an LLM reply is awaited in the spool: exit 4 */
 };
 
 /* Exit codes of shared/DESIGN.md. */
@@ -22,6 +23,7 @@ enum egg_exit {
 	EXIT_NEGATIVE = 1,
 	EXIT_USAGE = 2,
 	EXIT_INFRA = 3,
+	EXIT_WAITING = 4,	/* egg's own: replies awaited in the --llm-spool folder */
 };
 
 void err_set(enum err_kind kind, const char *fmt, ...)
@@ -33,8 +35,8 @@ enum err_kind err_kind(void);
 void err_clear(void);
 int err_exit_code(enum err_kind kind);
 
-/* Print `egg: error: MSG` (or `egg: rejected: MSG`) for the pending error
- * and return its exit code. */
+/* Print `egg: error: MSG` (or `egg: rejected: MSG`, `egg: waiting: MSG`)
+ * for the pending error and return its exit code. */
 int err_report(void);
 /* Print `egg: error: ...` for a usage problem and return EXIT_USAGE. */
 int err_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

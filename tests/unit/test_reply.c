@@ -94,4 +94,18 @@ void suite_reply(void)
 		json_decref(prof);
 		json_decref(none);
 	}
+
+	{
+		char a[200];
+		reply_approach("# approach: implicit GEMM with a K loop\nimport triton\n", a, sizeof(a));
+		CHECK_STR(a, "implicit GEMM with a K loop", "the approach comment names the approach");
+		reply_approach("import triton\n@triton.jit\ndef mm_kernel(a, b):\n    tl.dot(a, b)\n@triton.jit\n"
+			       "def bias_relu(x):\n    pass\n", a, sizeof(a));
+		CHECK_STR(a, "2 Triton kernel(s) (mm_kernel, bias_relu) using tl.dot",
+			  "without the comment, the kernels' names and their use of tl.dot");
+		reply_approach("import torch\n", a, sizeof(a));
+		CHECK_STR(a, "an approach it did not name", "nothing to name: said so, never an empty list");
+		reply_approach("# approach: x\n", a, 2);
+		CHECK_STR(a, "x", "the output is bounded");
+	}
 }

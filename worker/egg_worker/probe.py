@@ -31,6 +31,9 @@ def device_facts(torch, index: int) -> dict:
         "l2_bytes": int(getattr(p, "L2_cache_size", 0)),
         "memory_bytes": int(p.total_memory),
         "compute_capability": f"{p.major}.{p.minor}",
+        "smem_per_sm_bytes": int(getattr(p, "shared_memory_per_multiprocessor", 0)),
+        "smem_per_block_optin_bytes": int(getattr(p, "shared_memory_per_block_optin", 0)),
+        "regs_per_sm": int(getattr(p, "regs_per_multiprocessor", 0)),
     }
 
 

@@ -174,7 +174,8 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 		store_task_begin(rc->store, rc->run_id, ts->task_id);
 	eo.device = pool_device_name(rc->pool, ts->device);
 	eo.lock = pool_device_lock(rc->pool, ts->device);
-	eo.cache_dir = rc->baseline_cache;
+	eo.cache = rc->cache;
+	eo.cache_verdicts = 1;
 	if (fs_read(ts->path, &task) < 0) {
 		finish(rc, ts, "failed", "input", failure(ts->path, err_msg()));
 		goto out;
@@ -198,7 +199,9 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	device_text = optimize_device_text(facts, eo.device);
 	if (json_is_number(json_object_get(baseline, "input_bytes"))) {
 		/* What the task moves at least: the scale a kernel's workspaces are judged by. */
-		char *with_io = xasprintf("%s. The task's inputs take %.1f MB and its outputs %.1f MB", device_text,
+		size_t n = strlen(device_text);
+		char *with_io = xasprintf("%s%s The task's inputs take %.1f MB and its outputs %.1f MB.", device_text,
+					  n && device_text[n - 1] == '.' ? "" : ".",
 					  json_number_value(json_object_get(baseline, "input_bytes")) / 1e6,
 					  json_number_value(json_object_get(baseline, "output_bytes")) / 1e6);
 		free(device_text);
@@ -230,7 +233,6 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	env.agents = &agents;
 	env.rec = rec;
 	env.task_source = buf_str(&task);
-	env.eval_cache_dir = rc->eval_cache;
 	env.progress = progress;
 	env.progress_ctx = &sc;
 	pipeline_run(&env, &rc->po, &res);

@@ -36,8 +36,7 @@ struct run_ctx {
 	struct eval_opts eo;		/* device and lock are set per task */
 	long task_max_tokens;
 	double task_max_cost;
-	const char *baseline_cache;	/* or NULL */
-	const char *eval_cache;		/* or NULL */
+	struct evcache *cache;		/* baselines, verdicts and profiles, or NULL */
 	int print_progress;		/* one line per event on stderr (egg optimize) */
 	pthread_mutex_t mu;		/* guards the task states' live fields */
 };

@@ -141,7 +141,7 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	struct budget budget;
 	struct gate gate;
 	json_t *config = NULL, *run = NULL, *stored = NULL, *report = NULL;
-	char *run_id = NULL, *cache = NULL, *ecache = NULL, *runs_dir = NULL;
+	char *run_id = NULL, *runs_dir = NULL;
 	pthread_t *threads = NULL, prog;
 	int code, started_progress = 0;
 	struct opt own[48];
@@ -290,8 +290,15 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
-	cache = fs_join(ctx.cfg.store, "baselines");
-	ecache = fs_join(ctx.cfg.store, "eval-cache");
+	if (ctx.cfg.cache) {
+		char *dir = fs_join(ctx.cfg.store, "eval-cache");
+		b.rc.cache = evcache_open(dir);
+		free(dir);
+		if (!b.rc.cache) {
+			code = err_report();
+			goto out;
+		}
+	}
 	b.rc.cfg = &ctx.cfg;
 	b.rc.store = store;
 	b.rc.run_id = run_id;
@@ -308,8 +315,6 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	b.rc.llm_gate = &gate;
 	b.rc.task_max_tokens = fl.max_tokens;
 	b.rc.task_max_cost = fl.max_cost;
-	b.rc.baseline_cache = ctx.cfg.cache ? cache : NULL;
-	b.rc.eval_cache = ctx.cfg.cache ? ecache : NULL;
 	pthread_mutex_init(&b.rc.mu, NULL);
 	pthread_mutex_init(&b.queue_mu, NULL);
 	b.quiet = fl.quiet;
@@ -383,8 +388,7 @@ out:
 	store_close(store);
 	llm_free(llm);
 	free(run_id);
-	free(cache);
-	free(ecache);
+	evcache_close(b.rc.cache);
 	free(runs_dir);
 	strvec_clear(&paths);
 	strvec_clear(&devices);

@@ -63,7 +63,7 @@ static void print_human(const json_t *r)
 int cmd_eval(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
-	struct eval_opts o;
+	struct eval_opts o = { 0 };
 	const char *precision = NULL, *compile_mode = NULL, *clock = NULL;
 	int trials = 0, iters = 0, warmup = 0, no_baseline = 0, no_timing = 0, no_truth = 0;
 	double atol = -1, rtol = -1, timeout = 0, bound = 0;
@@ -86,7 +86,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *baseline = NULL, *res = NULL;
-	char *log_dir = NULL, *log_path = NULL, *cache = NULL;
+	char *log_dir = NULL, *log_path = NULL, *cache_dir = NULL;
 	const char *device, *kind;
 	int code = cmd_parse(self, own, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
 
@@ -129,8 +129,11 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		o.speedup_bound = bound;
 	o.timing = !no_timing;
 	o.truth = !no_truth;
-	cache = fs_join(ctx.cfg.store, "baselines");
-	o.cache_dir = cache;
+	cache_dir = fs_join(ctx.cfg.store, "eval-cache");
+	if (ctx.cfg.cache && !(o.cache = evcache_open(cache_dir))) {
+		code = err_report();
+		goto out;
+	}
 	log_dir = fs_join(ctx.cfg.store, "logs");
 	if (fs_mkdir_p(log_dir) == 0)
 		log_path = fs_join(log_dir, "worker.log");
@@ -168,7 +171,8 @@ out:
 	json_decref(res);
 	json_decref(baseline);
 	worker_free(w);
-	free(cache);
+	evcache_close(o.cache);
+	free(cache_dir);
 	free(log_dir);
 	free(log_path);
 	buf_release(&task);

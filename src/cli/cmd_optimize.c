@@ -26,7 +26,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	struct pool *pool = NULL;
 	struct llm *llm = NULL;
 	json_t *res_rows, *config = NULL;
-	char *run_id = NULL, *runs_dir = NULL, *cache = NULL, *ecache = NULL, *stem = NULL, *group = NULL;
+	char *run_id = NULL, *runs_dir = NULL, *stem = NULL, *group = NULL;
 	const char *device, *kind, *status;
 	int code;
 
@@ -76,8 +76,15 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	pool = pool_new(&ctx.cfg, &device, 1, 1, runs_dir);
-	cache = fs_join(ctx.cfg.store, "baselines");
-	ecache = fs_join(ctx.cfg.store, "eval-cache");
+	if (ctx.cfg.cache) {
+		char *dir = fs_join(ctx.cfg.store, "eval-cache");
+		rc.cache = evcache_open(dir);
+		free(dir);
+		if (!rc.cache) {
+			code = err_report();
+			goto out;
+		}
+	}
 	rc.cfg = &ctx.cfg;
 	rc.store = store;
 	rc.run_id = run_id;
@@ -86,8 +93,6 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	rc.llm = llm;
 	rc.task_max_tokens = fl.max_tokens;
 	rc.task_max_cost = fl.max_cost;
-	rc.baseline_cache = ctx.cfg.cache ? cache : NULL;
-	rc.eval_cache = ctx.cfg.cache ? ecache : NULL;
 	rc.print_progress = !ctx.json && !fl.quiet;
 	pthread_mutex_init(&rc.mu, NULL);
 	ts.path = ctx.args.v[0];
@@ -154,8 +159,7 @@ out:
 	llm_free(llm);
 	free(run_id);
 	free(runs_dir);
-	free(cache);
-	free(ecache);
+	evcache_close(rc.cache);
 	free(stem);
 	free(group);
 	cmd_ctx_clear(&ctx);

@@ -32,7 +32,7 @@ static void print_human(const json_t *r)
 int cmd_profile(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
-	struct eval_opts o;
+	struct eval_opts o = { 0 };
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *res = NULL;

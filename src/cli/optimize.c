@@ -194,7 +194,9 @@ char *optimize_device_text(const json_t *facts, const char *device)
 	if (!strcmp(device, "cpu"))
 		return xstrdup("CPU with Triton's interpreter (TRITON_INTERPRET=1). Kernels are checked exactly as on a "
 			       "GPU, but times are CPU times: the interpreter runs each program instance in Python, so "
-			       "fewer, larger blocks run faster. No hardware counters.");
+			       "fewer, larger blocks run faster. No hardware counters. The interpreter has no GPU driver: "
+			       "@triton.autotune and triton.testing.do_bench fail there, so choose one configuration "
+			       "yourself.");
 	name = json_string_value(json_object_get(facts, "name")) ?: "unknown GPU";
 	buf_addf(&t, "%s (%s), compute capability %s, %lld SMs", name, device,
 		 json_string_value(json_object_get(facts, "compute_capability")) ?: "?",

@@ -8,7 +8,6 @@
 
 #include "../util/buf.h"
 #include "../util/err.h"
-#include "../util/fs.h"
 #include "../util/hash.h"
 
 void eval_opts_init(struct eval_opts *o, const char *device)
@@ -86,34 +85,36 @@ static json_t *base_request(const char *op, const struct eval_opts *o, const cha
 	return r;
 }
 
-/* What the baseline depends on, from the worker's facts about itself. */
-static void baseline_key(struct worker *w, const struct eval_opts *o, const char *task_source,
-			 const json_t *device_facts, char key[65])
+void eval_result_key(struct worker *w, const struct eval_opts *o, const json_t *device_facts, const char *kind,
+		     const char *task_source, const char *kernel_source, char key[65])
 {
 	const json_t *hello = worker_hello(w);
 	struct hash_ctx *h = hash_begin();
-	char num[64];
-	hash_field(h, "egg-baseline-v2");
+	char num[160];
+	int baseline = !strcmp(kind, "baseline");
+	hash_field(h, "egg-result-v3");
+	hash_field(h, kind);
 	hash_field(h, task_source);
+	hash_field(h, kernel_source ? kernel_source : "");
 	hash_field(h, o->device);
 	hash_field(h, json_string_value(json_object_get(device_facts, "name")));
 	hash_field(h, json_string_value(json_object_get(device_facts, "driver")));
+	hash_field(h, json_string_value(json_object_get(hello, "python")));
 	hash_field(h, json_string_value(json_object_get(hello, "torch")));
 	hash_field(h, json_string_value(json_object_get(hello, "triton")));
 	hash_field(h, o->precision);
-	hash_field(h, o->compile_mode);
 	hash_field(h, o->clock);
-	snprintf(num, sizeof(num), "%d/%d", o->warmup, o->iters);
+	hash_field(h, baseline ? o->compile_mode : "");
+	snprintf(num, sizeof(num), "%d/%d/%d/%.17g/%.17g/%d/%d", baseline ? 0 : o->trials, o->warmup, o->iters,
+		 baseline ? 0 : o->atol, baseline ? 0 : o->rtol, baseline ? 0 : o->truth, baseline ? 1 : o->timing);
 	hash_field(h, num);
 	hash_final(h, key);
 }
 
 json_t *eval_device_facts(struct worker *w, const char *device)
 {
-	json_t *req = json_pack("{s:s}", "op", "probe");
-	json_t *probe = worker_call(w, req, 300000);
+	const json_t *probe = worker_probe(w);
 	json_t *out;
-	json_decref(req);
 	if (!probe)
 		return NULL;
 	out = json_object();
@@ -124,36 +125,28 @@ json_t *eval_device_facts(struct worker *w, const char *device)
 		json_t *g = json_array_get(json_object_get(probe, "gpus"), (size_t)index);
 		if (!g) {
 			err_set(ERR_INPUT, "no GPU '%s' on the worker's machine", device);
-			json_decref(probe);
 			json_decref(out);
 			return NULL;
 		}
 		json_object_update(out, g);
 		json_object_set(out, "driver", json_object_get(probe, "driver"));
 	}
-	json_decref(probe);
 	return out;
 }
 
 json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source)
 {
 	json_t *facts = NULL, *req = NULL, *res = NULL;
-	char key[65], *path = NULL;
+	char key[65];
 
 	/* Starting the worker first makes its hello (versions) available. */
 	facts = eval_device_facts(w, o->device);
 	if (!facts)
 		return NULL;
-	baseline_key(w, o, task_source, facts, key);
-	if (o->cache_dir) {
-		path = xasprintf("%s/%s.json", o->cache_dir, key);
-		res = json_load_file(path, 0, NULL);
-		if (json_is_object(res)) {
-			json_object_set_new(res, "cached", json_true());
-			goto out;
-		}
-		json_decref(res);
-		res = NULL;
+	eval_result_key(w, o, facts, "baseline", task_source, NULL, key);
+	if (o->cache && (res = evcache_get(o->cache, "baseline", key))) {
+		json_object_set_new(res, "cached", json_true());
+		goto out;
 	}
 	req = base_request("baseline", o, task_source);
 	json_object_set_new(req, "compile_mode", json_string(o->compile_mode));
@@ -168,16 +161,10 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 	json_object_set(res, "triton", json_object_get(worker_hello(w), "triton"));
 	json_object_set_new(res, "warmup", json_integer(o->warmup));
 	json_object_set_new(res, "iters", json_integer(o->iters));
-	if (path) {
-		char *text = json_dumps(res, JSON_COMPACT);
-		if (fs_mkdir_p(o->cache_dir) == 0 && text)
-			fs_write_atomic(path, text, strlen(text));
-		err_clear();
-		free(text);
-	}
+	if (o->cache)
+		evcache_put(o->cache, "baseline", key, res);
 	json_object_set_new(res, "cached", json_false());
 out:
-	free(path);
 	json_decref(req);
 	json_decref(facts);
 	return res;
@@ -223,7 +210,9 @@ static void add_speedups(json_t *res, const json_t *baseline)
 	json_object_set_new(res, "speedup_compile", isnan(c) || isnan(k) || k <= 0 ? json_null() : json_real(c / k));
 }
 
-json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
+/* The worker's verdict, re-measured in a fresh process when its speedup
+ * over eager is beyond the bound (what the cache holds). */
+static json_t *verdict(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline)
 {
 	double eager = baseline ? num(baseline, "eager_ms") : NAN;
@@ -259,6 +248,31 @@ json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *
 			json_decref(again);
 		}
 	}
+	return res;
+}
+
+json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
+		       const char *kernel_source, const json_t *baseline)
+{
+	json_t *facts = NULL, *res = NULL;
+	char key[65];
+	int cache = o->cache && o->cache_verdicts;
+
+	if (cache) {
+		if (!(facts = eval_device_facts(w, o->device)))
+			return NULL;
+		eval_result_key(w, o, facts, "eval", task_source, kernel_source, key);
+		if ((res = evcache_get(o->cache, "eval", key)))
+			json_object_set_new(res, "cached", json_true());
+	}
+	if (!res) {
+		res = verdict(w, o, task_source, kernel_source, baseline);
+		if (res && cache)
+			evcache_put(o->cache, "eval", key, res);
+	}
+	json_decref(facts);
+	if (!res)
+		return NULL;
 	add_speedups(res, baseline);
 	if (baseline)
 		json_object_set_new(res, "baseline", json_deep_copy(baseline));

@@ -1,9 +1,10 @@
-/* eval.h: evaluations and baselines through the worker, with the baseline cache. */
+/* eval.h: evaluations and baselines through the worker, with the results cache. */
 #ifndef EGG_EVAL_H
 #define EGG_EVAL_H
 
 #include <jansson.h>
 
+#include "cache.h"
 #include "worker.h"
 
 struct eval_opts {
@@ -19,7 +20,8 @@ struct eval_opts {
 	double speedup_bound;	/* re-measure in a fresh process beyond this */
 	int timing;		/* time the candidate (0: correctness only) */
 	int truth;		/* judge misses against the float64 truth (default 1) */
-	const char *cache_dir;	/* baseline cache folder; NULL: no cache */
+	struct evcache *cache;	/* results cache (borrowed), or NULL */
+	int cache_verdicts;	/* also cache candidates' verdicts and profiles (runs do; egg eval does not) */
 	const char *lock;	/* device lock key for timing and profiling (NULL: the device) */
 };
 
@@ -38,9 +40,18 @@ int eval_opts_set_clock(struct eval_opts *o, const char *clock);
 json_t *eval_device_facts(struct worker *w, const char *device);
 
 /*
+ * The cache key of a result: `kind` ("baseline", "eval", "profile"), the
+ * task and kernel texts, the device, its driver, the worker's Python,
+ * torch and Triton, and every setting that changes the result (precision,
+ * clock, trials, loop sizes, tolerances, the truth rule; the compile mode
+ * for baselines only: speedups are computed when a result is read).
+ */
+void eval_result_key(struct worker *w, const struct eval_opts *o, const json_t *device_facts, const char *kind,
+		     const char *task_source, const char *kernel_source, char key[65]);
+
+/*
  * Eager and torch.compile timings of the task, from the cache when a
- * matching entry exists (same task text, device, driver, torch, triton,
- * precision, compile mode and loop sizes), else measured by the worker in a
+ * matching entry exists (eval_result_key), else measured by the worker in a
  * clean process and stored. Returns an owned object or NULL (ERR_INPUT for a
  * bad task, ERR_INFRA otherwise).
  */
@@ -49,9 +60,10 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 /*
  * Evaluates a candidate. The result is the worker's verdict plus eager_ms,
  * compile_ms, speedup_eager and speedup_compile from `baseline` (may be
- * NULL). A speedup beyond the bound is re-measured in a fresh process and
- * the slower time kept. Returns an owned object, or NULL with ERR_INPUT /
- * ERR_INFRA (a worker that died is retried once).
+ * NULL), computed here even for a cached verdict (the cache holds the
+ * verdict alone). A speedup beyond the bound is re-measured in a fresh
+ * process and the slower time kept. Returns an owned object, or NULL with
+ * ERR_INPUT / ERR_INFRA (a worker that died is retried once).
  */
 json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline);

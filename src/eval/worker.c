@@ -55,6 +55,8 @@ struct worker {
 	json_t *hello;
 	long next_id;
 	int starts;
+	json_t *probe;		/* kept probe result */
+	int probe_start;	/* the start it belongs to */
 };
 
 const char *worker_device_kind(const char *device)
@@ -256,6 +258,19 @@ out:
 	return result;
 }
 
+const json_t *worker_probe(struct worker *w)
+{
+	json_t *req;
+	if (w->probe && w->probe_start == w->starts && w->running)
+		return w->probe;
+	json_decref(w->probe);
+	req = json_pack("{s:s}", "op", "probe");
+	w->probe = worker_call(w, req, 300000);
+	json_decref(req);
+	w->probe_start = w->starts;
+	return w->probe;
+}
+
 const json_t *worker_hello(const struct worker *w)
 {
 	return w->hello;
@@ -288,6 +303,7 @@ void worker_free(struct worker *w)
 	}
 	worker_kill(w);
 	json_decref(w->hello);
+	json_decref(w->probe);
 	buf_release(&w->pending);
 	free(w);
 }

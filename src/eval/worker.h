@@ -25,6 +25,10 @@ struct worker *worker_new(const struct config *cfg, const char *device_kind, con
  * will be restarted by the next call).
  */
 json_t *worker_call(struct worker *w, json_t *request, double timeout_ms);
+/* The worker's probe (versions, GPUs, driver, sandbox), asked once per
+ * worker process and kept; NULL with the error when the probe failed.
+ * Borrowed: valid until the next call on `w`. */
+const json_t *worker_probe(struct worker *w);
 /* The worker's hello line (versions, sandbox facts), or NULL before start. */
 const json_t *worker_hello(const struct worker *w);
 /* How many times the process was (re)started. */

@@ -92,95 +92,36 @@ static void progress(struct pipe *p, const char *stage, const char *fmt, ...)
 	p->env->progress(p->env->progress_ctx, stage, text);
 }
 
-/* ---- cached evaluation and profiling ---- */
-
-static char *cache_path(struct pipe *p, const char *kind, const char *source)
-{
-	const struct eval_opts *e = &p->env->eval;
-	struct hash_ctx *h;
-	char key[65], num_s[128];
-	if (!p->env->eval_cache_dir)
-		return NULL;
-	h = hash_begin();
-	hash_field(h, kind);
-	hash_field(h, p->env->task_source);
-	hash_field(h, source);
-	hash_field(h, e->device);
-	hash_field(h, e->precision);
-	hash_field(h, e->clock);
-	snprintf(num_s, sizeof(num_s), "%d/%d/%d/%g/%g/%d", e->trials, e->warmup, e->iters, e->atol, e->rtol, e->truth);
-	hash_field(h, num_s);
-	hash_final(h, key);
-	return xasprintf("%s/%s-%s.json", p->env->eval_cache_dir, kind, key);
-}
-
-static json_t *cache_get(const char *path)
-{
-	json_t *o = path ? json_load_file(path, 0, NULL) : NULL;
-	if (o && !json_is_object(o)) {
-		json_decref(o);
-		o = NULL;
-	}
-	return o;
-}
-
-static void cache_put(struct pipe *p, const char *path, json_t *o)
-{
-	char *text;
-	if (!path || fs_mkdir_p(p->env->eval_cache_dir) < 0) {
-		err_clear();
-		return;
-	}
-	text = json_dumps(o, JSON_COMPACT);
-	if (text)
-		fs_write_atomic(path, text, strlen(text));
-	err_clear();
-	free(text);
-}
+/* ---- evaluation and profiling (cached by the evaluator) ---- */
 
 /* Evaluates a source; NULL (and p->stop) on an infrastructure failure. */
 static json_t *evaluate(struct pipe *p, const char *source)
 {
-	char *path = cache_path(p, "eval", source);
-	json_t *res = cache_get(path);
+	struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
+						  eval_need_bytes(p->env->baseline, p->env->eval.device));
+	json_t *res = eval_candidate(slot->worker, &p->env->eval, p->env->task_source, source, p->env->baseline);
+	pool_release(p->env->pool, slot);
 	if (!res) {
-		struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
-							  eval_need_bytes(p->env->baseline, p->env->eval.device));
-		res = eval_candidate(slot->worker, &p->env->eval, p->env->task_source, source, p->env->baseline);
-		pool_release(p->env->pool, slot);
-		if (!res) {
-			snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
-			p->out->infra = 1;
-			p->stop = 1;
-		} else {
-			cache_put(p, path, res);
-		}
+		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
+		p->out->infra = 1;
+		p->stop = 1;
 	}
-	free(path);
 	return res;
 }
 
 static json_t *profile(struct pipe *p, struct cand *c)
 {
-	char *path;
+	struct pool_slot *slot;
 	if (c->profile)
 		return c->profile;
 	if (!p->o->profile) {
 		c->profile = json_pack("{s:b, s:s}", "available", 0, "reason", "profiling turned off");
 		return c->profile;
 	}
-	path = cache_path(p, "profile", c->source);
-	c->profile = cache_get(path);
-	if (!c->profile) {
-		struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
-							  eval_need_bytes(p->env->baseline, p->env->eval.device));
-		progress(p, c->stage, "profiling %s", c->id);
-		c->profile = profile_candidate(slot->worker, &p->env->eval, p->env->task_source, c->source);
-		pool_release(p->env->pool, slot);
-		if (json_is_true(json_object_get(c->profile, "available")))
-			cache_put(p, path, c->profile);
-	}
-	free(path);
+	slot = pool_acquire_for(p->env->pool, p->env->device, eval_need_bytes(p->env->baseline, p->env->eval.device));
+	progress(p, c->stage, "profiling %s", c->id);
+	c->profile = profile_candidate(slot->worker, &p->env->eval, p->env->task_source, c->source);
+	pool_release(p->env->pool, slot);
 	recorder_profile(p->env->rec, c->id, c->profile);
 	return c->profile;
 }
@@ -514,7 +455,7 @@ static void run_seeds(struct pipe *p)
 	}
 	buf_release(&approaches);
 	set_pool(p, valid, nvalid);
-	if (nvalid)
+	if (nvalid && !p->stop)
 		decide(p, st->name, "%d valid seed(s); fastest %s at %.4f ms", nvalid, p->pool[0]->id, p->pool[0]->ms);
 	stage_row(p, st);
 }

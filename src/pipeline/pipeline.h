@@ -27,12 +27,11 @@ void pipeline_opts_init(struct pipeline_opts *o);
 struct pipeline_env {
 	struct pool *pool;		/* eval workers; the task uses device `device` */
 	int device;
-	struct eval_opts eval;		/* its device and lock are the device's */
+	struct eval_opts eval;		/* its device and lock are the device's; its cache holds verdicts and profiles */
 	const json_t *baseline;		/* eager/compile times, or NULL */
 	struct agents *agents;
 	struct recorder *rec;
 	const char *task_source;
-	const char *eval_cache_dir;	/* cached evaluations and profiles, or NULL */
 	/* Progress report (stage name, short text); may be NULL. */
 	void (*progress)(void *ctx, const char *stage, const char *text);
 	void *progress_ctx;

@@ -11,8 +11,32 @@ static json_t *unavailable(const char *fmt, const char *detail)
 	return json_pack("{s:b, s:o}", "available", 0, "reason", json_sprintf(fmt, detail ? detail : ""));
 }
 
+static json_t *measure(struct worker *w, const struct eval_opts *o, const char *task_source,
+		       const char *kernel_source);
+
 json_t *profile_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
 			  const char *kernel_source)
+{
+	json_t *facts = NULL, *out = NULL;
+	char key[65];
+	int cache = o->cache && o->cache_verdicts && strcmp(o->device, "cpu");
+	if (cache && (facts = eval_device_facts(w, o->device))) {
+		eval_result_key(w, o, facts, "profile", task_source, kernel_source, key);
+		out = evcache_get(o->cache, "profile", key);
+	}
+	err_clear();
+	if (!out) {
+		out = measure(w, o, task_source, kernel_source);
+		if (facts && json_is_true(json_object_get(out, "available")))
+			evcache_put(o->cache, "profile", key, out);
+	}
+	json_decref(facts);
+	return out;
+}
+
+/* One profiling job, parsed. */
+static json_t *measure(struct worker *w, const struct eval_opts *o, const char *task_source,
+		       const char *kernel_source)
 {
 	struct strvec args = STRVEC_INIT;
 	struct ncu_report rep;

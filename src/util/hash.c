@@ -2,6 +2,7 @@
 #include "hash.h"
 
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,4 +49,22 @@ void hash_hex(const void *data, size_t len, char hex[HASH_HEX_LEN + 1])
 	struct hash_ctx *h = hash_begin();
 	hash_update(h, data, len);
 	hash_final(h, hex);
+}
+
+void hash_hmac_hex(const void *key, size_t key_len, const void *data, size_t len, char hex[HASH_HEX_LEN + 1])
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	size_t n = 0;
+	if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len, data, len, mac, sizeof(mac), &n)) {
+		fputs("egg: error: cannot compute hmac-sha-256\n", stderr);
+		abort();
+	}
+	for (size_t i = 0; i < n && i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+	hex[64] = '\0';
+}
+
+int hash_random(void *out, size_t n)
+{
+	return RAND_bytes(out, (int)n) == 1 ? 0 : -1;
 }

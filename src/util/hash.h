@@ -15,5 +15,9 @@ void hash_field(struct hash_ctx *h, const char *s);
 void hash_final(struct hash_ctx *h, char hex[HASH_HEX_LEN + 1]);
 
 void hash_hex(const void *data, size_t len, char hex[HASH_HEX_LEN + 1]);
+/* HMAC-SHA-256 of `data` under `key`, as 64 hex digits. */
+void hash_hmac_hex(const void *key, size_t key_len, const void *data, size_t len, char hex[HASH_HEX_LEN + 1]);
+/* `n` cryptographically random bytes; 0, or -1 when the source failed. */
+int hash_random(void *out, size_t n);
 
 #endif

@@ -25,7 +25,7 @@ assert j["compile_ms"] is None or j["speedup_compile"] > 0
 assert j["baseline"]["cached"] is False
 assert t["clock"] == "cpu_perf_counter" and t["spin_ms"] == 0.0 and t["launch_median"] > 0
 PY
-check "the baseline was cached under the store" sh -c "ls '$EGG_STORE'/baselines/*.json >/dev/null"
+check "the baseline was cached under the store" sh -c "ls '$EGG_STORE'/eval-cache/baseline-*.json >/dev/null"
 
 run_egg eval --device cpu --json --iters 3 "$T/softmax.py" "$T/softmax_kernel.py"
 check "the second evaluation reuses the cached baseline" test "$(json_get "$OUT" 'j["baseline"]["cached"]')" = True

@@ -351,7 +351,7 @@ int store_add_call(struct store *s, const char *run_id, const char *task_id, jso
 	pthread_mutex_lock(&s->lock);
 	rc = run_stmt(s, "INSERT INTO llm_calls (run_id, task_id, seq, template, stage, candidate, prompt_tokens,"
 			 " completion_tokens, latency_ms, cost_usd, cached, outcome, data)"
-			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssissiiiddisj",
+			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssisssiiddisj",
 		      run_id, task_id, next_seq(s, "llm_calls", run_id, task_id),
 		      json_string_value(json_object_get(call, "template")),
 		      json_string_value(json_object_get(call, "stage")),

@@ -72,12 +72,8 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 		*outcome = AGENT_BUDGET;
 		return NULL;
 	}
-	if (a->llm_gate)
-		gate_enter(a->llm_gate);
 	rc = llm_call(a->llm, &req, &res);
 	json_decref(context);
-	if (a->llm_gate)
-		gate_leave(a->llm_gate);
 	if (rc < 0) {
 		/* Recording may clear the pending error: keep the LLM's. */
 		char msg[1024];

@@ -7,11 +7,9 @@
 #include <jansson.h>
 
 #include "../llm/llm.h"
-#include "../pipeline/record.h"
+#include "../store/record.h"
 #include "prompts.h"
 #include "reply.h"
-
-struct gate;
 
 /* A token and cost budget shared by the tasks of a run (may be NULL). */
 struct budget {
@@ -36,7 +34,6 @@ struct agents {
 	long max_tokens;	/* per task; 0: unlimited */
 	double max_cost;	/* per task; 0: unlimited */
 	struct budget *run_budget;
-	struct gate *llm_gate;	/* caps concurrent LLM requests across tasks, or NULL */
 	char waiting_key[65];	/* the spooled request awaited (AGENT_WAITING), or "" */
 };
 
@@ -54,9 +51,6 @@ char *agent_code(struct agents *a, enum prompt_id id, struct prompt_vars *v, con
 /* The profile or debug agent: returns the schema-checked object (owned). */
 json_t *agent_json(struct agents *a, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
 		   const char *stage, const char *candidate, enum agent_outcome *outcome);
-/* The gate functions live with the runner (bench/runner.h). */
-void gate_enter(struct gate *g);
-void gate_leave(struct gate *g);
 
 /* Whether a budget is spent; writes the reason. */
 int agents_over_budget(struct agents *a, char *why, size_t why_len);

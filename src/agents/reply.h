@@ -16,7 +16,7 @@
  */
 char *reply_extract_code(const char *text, char *why, size_t why_len);
 
-/* The JSON shapes agents answer with (shared/METHOD.md). */
+/* The JSON shapes agents answer with (docs/method.md). */
 enum reply_schema {
 	SCHEMA_PROFILE_REFINE,	/* worth_optimizing ("yes"|"no"), bottleneck, modification_plan */
 	SCHEMA_PROFILE_TUNE,	/* bottleneck, modification_plan */

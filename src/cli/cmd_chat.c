@@ -20,16 +20,11 @@ int cmd_chat(const struct command *self, int argc, char **argv)
 	struct llm *llm = NULL;
 	struct llm_result res = { 0 };
 	struct llm_request req = { 0 };
-	int code = cmd_parse(self, own, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	const struct opt *tables[] = { own, NULL };
+	int code = cmd_parse(self, tables, argc, argv, &ctx);
 
-	if (code) {
-		code = code == 1 ? EXIT_DONE : code;
+	if (code >= 0)
 		goto out;
-	}
-	if (ctx.args.n != 1) {
-		code = err_usage("chat takes exactly one PROMPT argument");
-		goto out;
-	}
 	llm = llm_new(&ctx.cfg, use_cache && ctx.cfg.cache);
 	if (!llm) {
 		code = err_report();

@@ -127,13 +127,11 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 	struct buf why = BUF_INIT;
 	json_t *report = NULL, *probe = NULL, *missing = json_array(), *notes = json_array();
 	struct config *cfg = &ctx.cfg;
-	int code = cmd_parse(self, NULL, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	int code = cmd_parse(self, NULL, argc, argv, &ctx);
 	char *store_abs = NULL;
 
-	if (code) {
-		code = code == 1 ? EXIT_DONE : code;
+	if (code >= 0)
 		goto out;
-	}
 	if (!cfg->model || !*cfg->model)
 		json_array_append_new(missing, json_string("LLM model (set --model, EGG_MODEL or the config file)"));
 	if (!cfg->api_key && !is_local_url(cfg->base_url))

@@ -9,6 +9,7 @@
 #include "../util/err.h"
 #include "../util/fs.h"
 #include "cli.h"
+#include "flags.h"
 
 static double num(const json_t *o, const char *key)
 {
@@ -64,71 +65,31 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
 	struct eval_opts o = { 0 };
-	const char *precision = NULL, *compile_mode = NULL, *clock = NULL;
-	int trials = 0, iters = 0, warmup = 0, no_baseline = 0, no_timing = 0, no_truth = 0;
-	double atol = -1, rtol = -1, timeout = 0, bound = 0;
+	struct eval_flags ef;
+	int no_baseline = 0;
+	double bound = 0;
 	const struct opt own[] = {
-		{ "trials", 0, OPT_INT, &trials, "N", "correctness trials with fresh inputs (default 5)" },
-		{ "iters", 0, OPT_INT, &iters, "N", "timed calls (default 100 on a GPU, 5 on the CPU)" },
-		{ "warmup", 0, OPT_INT, &warmup, "N", "warm-up calls before timing (default 10, CPU 1)" },
-		{ "atol", 0, OPT_DOUBLE, &atol, "X", "absolute tolerance (default 1e-4; fp16/bf16 1e-2)" },
-		{ "rtol", 0, OPT_DOUBLE, &rtol, "X", "relative tolerance (default 1e-4; fp16/bf16 1e-2)" },
-		{ "precision", 0, OPT_STRING, &precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" },
-		{ "compile-mode", 0, OPT_STRING, &compile_mode, "M", "torch.compile baseline mode: default, max-autotune, or none (skip it)" },
-		{ "clock", 0, OPT_STRING, &clock, "C", "GPU time: gpu (launch cost hidden, default) or latency (included)" },
 		{ "no-baseline", 0, OPT_FLAG, &no_baseline, NULL, "skip the eager/torch.compile baselines" },
-		{ "no-timing", 0, OPT_FLAG, &no_timing, NULL, "check correctness only" },
-		{ "no-truth", 0, OPT_FLAG, &no_truth, NULL, "judge misses against the fp32 reference only (no float64 rule)" },
-		{ "timeout", 0, OPT_DOUBLE, &timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
 		{ "speedup-bound", 0, OPT_DOUBLE, &bound, "X", "re-measure speedups over eager beyond this (default 10)" },
 		OPT_TABLE_END,
 	};
+	const struct opt *tables[] = { eval_flag_options(&ef), own, NULL };
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *baseline = NULL, *res = NULL;
 	char *log_dir = NULL, *log_path = NULL, *cache_dir = NULL;
-	const char *device, *kind;
-	int code = cmd_parse(self, own, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	int code;
 
-	if (code) {
-		code = code == 1 ? EXIT_DONE : code;
+	eval_flags_init(&ef);
+	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;
-	}
-	if (ctx.args.n != 2) {
-		code = err_usage("eval takes TASK.py and KERNEL.py");
-		goto out;
-	}
-	if ((code = cmd_device(&ctx.cfg, &device, &kind)))
-		goto out;
-	eval_opts_init(&o, device);
-	if ((precision && eval_opts_set_precision(&o, precision) < 0) ||
-	    (compile_mode && eval_opts_set_compile_mode(&o, compile_mode) < 0) ||
-	    (clock && eval_opts_set_clock(&o, clock) < 0)) {
+	if (eval_flags_apply(&ef, ctx.device, &o) < 0 || fs_read(ctx.args.v[0], &task) < 0 ||
+	    fs_read(ctx.args.v[1], &kernel) < 0) {
 		code = err_report();
 		goto out;
 	}
-	if (trials < 0 || iters < 0 || warmup < 0) {
-		code = err_usage("--trials, --iters and --warmup must not be negative");
-		goto out;
-	}
-	if (fs_read(ctx.args.v[0], &task) < 0 || fs_read(ctx.args.v[1], &kernel) < 0) {
-		code = err_report();
-		goto out;
-	}
-	if (trials)
-		o.trials = trials;
-	if (iters)
-		o.iters = iters;
-	if (warmup)
-		o.warmup = warmup;
-	o.atol = atol;
-	o.rtol = rtol;
-	if (timeout > 0)
-		o.timeout_s = timeout;
 	if (bound > 0)
 		o.speedup_bound = bound;
-	o.timing = !no_timing;
-	o.truth = !no_truth;
 	cache_dir = fs_join(ctx.cfg.store, "eval-cache");
 	if (ctx.cfg.cache && !(o.cache = evcache_open(cache_dir))) {
 		code = err_report();
@@ -138,9 +99,9 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	if (fs_mkdir_p(log_dir) == 0)
 		log_path = fs_join(log_dir, "worker.log");
 	err_clear();
-	w = worker_new(&ctx.cfg, kind, log_path);
+	w = worker_new(&ctx.cfg, ctx.kind, log_path);
 	if (!ctx.json)
-		fprintf(stderr, "egg: evaluating '%s' on %s...\n", ctx.args.v[1], device);
+		fprintf(stderr, "egg: evaluating '%s' on %s...\n", ctx.args.v[1], ctx.device);
 	if (!no_baseline && o.timing) {
 		baseline = eval_baseline(w, &o, buf_str(&task));
 		if (!baseline) {

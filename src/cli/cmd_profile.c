@@ -37,29 +37,20 @@ int cmd_profile(const struct command *self, int argc, char **argv)
 	struct worker *w = NULL;
 	json_t *res = NULL;
 	char *log_dir = NULL, *log_path = NULL;
-	const char *device, *kind;
-	int code = cmd_parse(self, NULL, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	int code = cmd_parse(self, NULL, argc, argv, &ctx);
 
-	if (code) {
-		code = code == 1 ? EXIT_DONE : code;
-		goto out;
-	}
-	if (ctx.args.n != 2) {
-		code = err_usage("profile takes TASK.py and KERNEL.py");
-		goto out;
-	}
-	if ((code = cmd_device(&ctx.cfg, &device, &kind)))
+	if (code >= 0)
 		goto out;
 	if (fs_read(ctx.args.v[0], &task) < 0 || fs_read(ctx.args.v[1], &kernel) < 0) {
 		code = err_report();
 		goto out;
 	}
-	eval_opts_init(&o, device);
+	eval_opts_init(&o, ctx.device);
 	log_dir = fs_join(ctx.cfg.store, "logs");
 	if (fs_mkdir_p(log_dir) == 0)
 		log_path = fs_join(log_dir, "worker.log");
 	err_clear();
-	w = worker_new(&ctx.cfg, kind, log_path);
+	w = worker_new(&ctx.cfg, ctx.kind, log_path);
 	res = profile_candidate(w, &o, buf_str(&task), buf_str(&kernel));
 	if (ctx.json)
 		cmd_print_json(json_incref(res));

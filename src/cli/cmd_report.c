@@ -20,16 +20,11 @@ int cmd_report(const struct command *self, int argc, char **argv)
 	struct store *s = NULL;
 	json_t *rep = NULL, *runs = NULL;
 	const char *run_id;
-	int code = cmd_parse(self, own, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	const struct opt *tables[] = { own, NULL };
+	int code = cmd_parse(self, tables, argc, argv, &ctx);
 
-	if (code) {
-		code = code == 1 ? EXIT_DONE : code;
+	if (code >= 0)
 		goto out;
-	}
-	if (ctx.args.n != 1) {
-		code = err_usage("report takes one RUN id (or 'latest')");
-		goto out;
-	}
 	if (!(s = store_open(ctx.cfg.store))) {
 		code = err_report();
 		goto out;
@@ -78,11 +73,10 @@ int cmd_runs(const struct command *self, int argc, char **argv)
 	struct store *s = NULL;
 	json_t *runs = NULL, *r;
 	size_t i;
-	int code = cmd_parse(self, NULL, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
-	if (code) {
-		code = code == 1 ? EXIT_DONE : code;
+	int code = cmd_parse(self, NULL, argc, argv, &ctx);
+
+	if (code >= 0)
 		goto out;
-	}
 	if (!(s = store_open(ctx.cfg.store))) {
 		code = err_report();
 		goto out;

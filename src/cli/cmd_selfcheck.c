@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../bench/discover.h"
-#include "../bench/pool.h"
+#include "../run/discover.h"
+#include "../eval/pool.h"
 #include "../eval/eval.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -280,7 +280,7 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 	struct check c = { 0 };
 	struct strvec paths = STRVEC_INIT, devices = STRVEC_INIT;
 	const char *dir = NULL, *device_list = NULL, *rows_path = NULL;
-	int trials = 0, iters = 0, warmup = 0, jobs = 0, per_device = 0, no_timing = 0, no_truth = 0;
+	int trials = 0, iters = 0, warmup = 0, jobs = 0, per_device = 0, no_timing = 0, no_truth = 0, quiet = 0;
 	double timeout = 0;
 	const struct opt own[] = {
 		{ "dir", 0, OPT_STRING, &dir, "DIR", "every *.py under DIR (recursively)" },
@@ -294,18 +294,18 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 		{ "no-truth", 0, OPT_FLAG, &no_truth, NULL, "skip the float64 reference (ill-conditioning is then not measured)" },
 		{ "timeout", 0, OPT_DOUBLE, &timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
 		{ "rows", 0, OPT_STRING, &rows_path, "FILE", "also append each task's row to FILE as one JSON line when it ends" },
+		{ "quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress lines" },
 		OPT_TABLE_END,
 	};
 	pthread_t *threads = NULL;
 	json_t *rows = NULL, *sum = NULL;
 	char *log_dir = NULL;
-	int code = cmd_parse(self, own, CMD_WITH_CONFIG | CMD_WITH_JSON, argc, argv, &ctx);
+	const struct opt *tables[] = { own, NULL };
+	int code = cmd_parse(self, tables, argc, argv, &ctx);
 	size_t i;
 
-	if (code) {
-		code = code == 1 ? EXIT_DONE : code;
+	if (code >= 0)
 		goto out;
-	}
 	for (i = 0; i < ctx.args.n; i++)
 		strvec_push(&paths, ctx.args.v[i]);
 	if (dir) {
@@ -364,7 +364,7 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 	}
 	c.paths = &paths;
 	c.rows = calloc(paths.n, sizeof(json_t *));
-	c.quiet = ctx.quiet;
+	c.quiet = quiet;
 	pthread_mutex_init(&c.mu, NULL);
 	jobs = jobs ? jobs : 2 * (int)devices.n;
 	if ((size_t)jobs > paths.n)

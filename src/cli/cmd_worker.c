@@ -24,10 +24,10 @@ int cmd_worker(const struct command *self, int argc, char **argv)
 			nopts++;
 		nopts++;
 	}
-	code = cmd_parse(self, NULL, CMD_WITH_CONFIG, nopts, argv, &ctx);
-	if (code) {
+	code = cmd_parse(self, NULL, nopts, argv, &ctx);
+	if (code >= 0) {
 		cmd_ctx_clear(&ctx);
-		return code == 1 ? EXIT_DONE : code;
+		return code;
 	}
 	/* Always the local worker here: this command is the far side. */
 	free(ctx.cfg.worker_cmd);

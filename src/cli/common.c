@@ -1,17 +1,16 @@
-/* common.c: argument parsing and output helpers shared by the commands. */
+/* common.c: the parse step every command shares, and JSON output. */
 #include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../eval/worker.h"
 #include "../util/buf.h"
 #include "../util/err.h"
-#include "../eval/worker.h"
-#include "../util/fs.h"
 
-int cmd_parse(const struct command *self, const struct opt *own, int flags,
-	      int argc, char **argv, struct cmd_ctx *ctx)
+int cmd_parse(const struct command *self, const struct opt *const *tables, int argc, char **argv,
+	      struct cmd_ctx *ctx)
 {
 	const struct opt common[] = {
 		{ "help", 'h', OPT_FLAG, &ctx->help, NULL, "show this help" },
@@ -21,42 +20,41 @@ int cmd_parse(const struct command *self, const struct opt *own, int flags,
 		{ "json", 0, OPT_FLAG, &ctx->json, NULL, "print one JSON object on stdout" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[5];
+	const struct opt *all[12];
+	unsigned groups = self->needs & (CFG_FOR_LLM | CFG_FOR_WORKER | CFG_FOR_STORE);
 	int n = 0;
 
 	config_init(&ctx->cfg);
-	if (own)
-		tables[n++] = own;
-	if (flags & CMD_WITH_JSON)
-		tables[n++] = json_opt;
-	if (flags & CMD_WITH_CONFIG)
-		tables[n++] = config_options(&ctx->cfg);
-	tables[n++] = common;
-	tables[n] = NULL;
+	for (; tables && *tables && n < 8; tables++)
+		all[n++] = *tables;
+	if (self->needs & NEEDS_JSON)
+		all[n++] = json_opt;
+	if (groups)
+		all[n++] = config_options(&ctx->cfg, groups);
+	all[n++] = common;
+	all[n] = NULL;
 
-	if (opt_parse(tables, argc, argv, &ctx->args) < 0) {
+	if (opt_parse(all, argc, argv, &ctx->args) < 0) {
 		int code = err_report();
-		fprintf(stderr, "usage: egg %s %s (see 'egg %s --help')\n", self->name, self->usage,
-			self->name);
+		fprintf(stderr, "usage: egg %s %s (see 'egg %s --help')\n", self->name, self->usage, self->name);
 		return code;
 	}
 	if (ctx->help) {
 		printf("usage: egg %s %s\n\n%s\n\noptions:\n", self->name, self->usage, self->summary);
-		opt_print_help(stdout, tables);
-		return 1;
+		opt_print_help(stdout, all);
+		return EXIT_DONE;
 	}
-	if ((flags & CMD_WITH_CONFIG) && config_resolve(&ctx->cfg) < 0)
+	if ((int)ctx->args.n < self->min_args || (self->max_args >= 0 && (int)ctx->args.n > self->max_args))
+		return err_usage("egg %s takes %s", self->name, self->usage);
+	if (groups && config_resolve(&ctx->cfg) < 0)
 		return err_report();
-	return 0;
-}
-
-int cmd_device(const struct config *cfg, const char **device, const char **kind)
-{
-	*device = worker_default_device(cfg);
-	*kind = worker_device_kind(*device);
-	if (!*kind)
-		return err_usage("unknown device '%s' (use cpu, cuda or cuda:N)", *device);
-	return 0;
+	if (self->needs & NEEDS_DEVICE) {
+		ctx->device = worker_default_device(&ctx->cfg);
+		ctx->kind = worker_device_kind(ctx->device);
+		if (!ctx->kind)
+			return err_usage("unknown device '%s' (use cpu, cuda or cuda:N)", ctx->device);
+	}
+	return -1;
 }
 
 void cmd_ctx_clear(struct cmd_ctx *ctx)
@@ -74,22 +72,4 @@ void cmd_print_json(json_t *obj)
 	free(clean);
 	free(text);
 	json_decref(obj);
-}
-
-char *cmd_worker_dir(void)
-{
-	const char *env = getenv("EGG_WORKER_DIR");
-	char *exe, *dir;
-	if (env && *env)
-		return xstrdup(env);
-	exe = fs_exe_dir();
-	if (!exe)
-		return xstrdup("worker");
-	dir = xasprintf("%s/../share/egg/worker", exe);
-	if (!fs_exists(dir)) {
-		free(dir);
-		dir = xasprintf("%s/../worker", exe);
-	}
-	free(exe);
-	return dir;
 }

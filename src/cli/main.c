@@ -8,26 +8,42 @@
 #include "../util/err.h"
 #include "cli.h"
 
+#define LLM NEEDS_LLM
+#define WORKER NEEDS_WORKER
+#define STORE NEEDS_STORE
+#define JSON NEEDS_JSON
+#define DEVICE NEEDS_DEVICE
+
+/* Each command with what it needs and how many arguments it takes. */
 static const struct command commands[] = {
 	{ "chat", cmd_chat, "PROMPT [--system S] [--json]",
-	  "Send one prompt to the configured LLM and print the reply (to check a setup)." },
+	  "Send one prompt to the configured LLM and print the reply (to check a setup).", LLM | STORE | JSON, 1, 1 },
 	{ "doctor", cmd_doctor, "[--json]",
-	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing." },
-	{ "optimize", cmd_optimize, "TASK.py [-o OUT.py] [--run-dir DIR] [--device ...] [budget and ablation flags] [--json]",
-	  "Turn a PyTorch task into a verified, faster Triton kernel (the EGG pipeline)." },
+	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing.",
+	  LLM | WORKER | STORE | JSON, 0, 0 },
+	{ "optimize", cmd_optimize, "TASK.py [-o OUT.py] [--run-dir DIR] [budget and ablation flags] [--json]",
+	  "Turn a PyTorch task into a verified, faster Triton kernel (the EGG pipeline).",
+	  LLM | WORKER | STORE | JSON | DEVICE, 1, 1 },
 	{ "bench", cmd_bench, "TASK.py... | --dir DIR [--jobs N] [--resume RUN] [--max-cost USD] [--json]",
-	  "Optimize many tasks at once over all devices; crash-safe, resumable, with budgets and progress." },
+	  "Optimize many tasks at once over all devices; crash-safe, resumable, with budgets and progress.",
+	  LLM | WORKER | STORE | JSON, 0, -1 },
 	{ "report", cmd_report, "RUN|latest [--json] [--csv] [--html FILE]",
-	  "Metrics of a run: success, fast_p, speedups vs eager and torch.compile, tokens, cost, stage gains." },
-	{ "runs", cmd_runs, "[--json]", "List the runs in the store." },
+	  "Metrics of a run: success, fast_p, speedups vs eager and torch.compile, tokens, cost, stage gains.",
+	  STORE | JSON, 1, 1 },
+	{ "runs", cmd_runs, "[--json]", "List the runs in the store.", STORE | JSON, 0, 0 },
 	{ "eval", cmd_eval, "TASK.py KERNEL.py [--device cpu|cuda[:N]] [--trials N] [--json]",
-	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager and torch.compile." },
+	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager and torch.compile.",
+	  WORKER | STORE | JSON | DEVICE, 2, 2 },
 	{ "selfcheck", cmd_selfcheck, "TASK.py... | --dir DIR [--devices LIST] [--jobs N] [--json]",
-	  "Run the whole evaluation path on tasks with their own Model as the candidate: the harness's own check." },
+	  "Run the whole evaluation path on tasks with their own Model as the candidate: the harness's own check.",
+	  WORKER | STORE | JSON, 0, -1 },
 	{ "profile", cmd_profile, "TASK.py KERNEL.py [--device cuda[:N]] [--json]",
-	  "Profile a candidate's kernels with Nsight Compute (the metric set the profile agent reads)." },
-	{ "worker", cmd_worker, "[MODE]",
-	  "Run the eval worker on this machine's stdin/stdout (what a remote --worker-cmd starts)." },
+	  "Profile a candidate's kernels with Nsight Compute (the metric set the profile agent reads).",
+	  WORKER | STORE | JSON | DEVICE, 2, 2 },
+	{ "worker", cmd_worker, "[serve|probe] [--device cpu|cuda]",
+	  "Run the eval worker on this machine's stdin/stdout: what egg starts locally, or remotely through "
+	  "--worker-cmd (e.g. --worker-cmd 'ssh gpu1 egg worker'). MODE serve (the default) answers jobs; "
+	  "probe prints this machine's facts as JSON.", WORKER, 0, -1 },
 };
 
 static void print_usage(FILE *f)

@@ -22,47 +22,50 @@ struct cfg_setting {
 	const char *def;	/* default, or NULL */
 	const char *arg;
 	const char *help;
+	unsigned groups;	/* which commands offer its flag (CFG_FOR_*) */
 };
 
 #define S(field) offsetof(struct config, field)
 
 static const struct cfg_setting settings[] = {
 	{ "provider", "provider", { "EGG_PROVIDER" }, CFG_STR, S(provider), "openai",
-	  "NAME", "LLM provider: openai (any OpenAI-compatible server) or anthropic" },
+	  "NAME", "LLM provider: openai (any OpenAI-compatible server) or anthropic", CFG_FOR_LLM },
 	{ "base_url", "base-url", { "EGG_BASE_URL" }, CFG_STR, S(base_url), NULL,
-	  "URL", "LLM endpoint base URL (default: the provider's public URL)" },
+	  "URL", "LLM endpoint base URL (default: the provider's public URL)", CFG_FOR_LLM },
 	{ "model", "model", { "EGG_MODEL" }, CFG_STR, S(model), NULL,
-	  "NAME", "LLM model name (required for LLM calls)" },
+	  "NAME", "LLM model name (required for LLM calls)", CFG_FOR_LLM },
 	{ "python", "python", { "EGG_PYTHON" }, CFG_STR, S(python), "python3",
-	  "PATH", "Python interpreter for the eval worker" },
+	  "PATH", "Python interpreter for the eval worker", CFG_FOR_WORKER },
 	{ "store", "store", { "EGG_STORE" }, CFG_STR, S(store), "./egg-runs",
-	  "DIR", "run store folder" },
+	  "DIR", "run store folder", CFG_FOR_STORE },
 	{ "cache_dir", "cache-dir", { "EGG_CACHE_DIR" }, CFG_STR, S(cache_dir), NULL,
-	  "DIR", "LLM reply cache folder (default: STORE/llm-cache)" },
+	  "DIR", "LLM reply cache folder (default: STORE/llm-cache)", CFG_FOR_LLM },
 	{ "llm_spool", "llm-spool", { "EGG_LLM_SPOOL" }, CFG_STR, S(llm_spool), NULL,
-	  "DIR", "no network: requests without a cached reply go to DIR/pending, replies are read from DIR/replies" },
+	  "DIR", "no network: requests without a cached reply go to DIR/pending, replies are read from DIR/replies", CFG_FOR_LLM },
 	{ "worker_cmd", "worker-cmd", { "EGG_WORKER_CMD" }, CFG_STR, S(worker_cmd), NULL,
-	  "CMD", "command prefix that carries the worker's stdio (e.g. 'ssh gpu1')" },
+	  "CMD", "command prefix that carries the worker's stdio (e.g. 'ssh gpu1')", CFG_FOR_WORKER },
 	{ "device", "device", { "EGG_DEVICE" }, CFG_STR, S(device), NULL,
-	  "DEV", "cpu, cuda or cuda:N (default: cuda when a GPU is visible)" },
+	  "DEV", "cpu, cuda or cuda:N (default: cuda when a GPU is visible)", CFG_FOR_WORKER },
 	{ "token_field", NULL, { "EGG_TOKEN_FIELD" }, CFG_STR, S(token_field), "max_tokens",
-	  NULL, "openai body field for the output limit (max_tokens or max_completion_tokens)" },
+	  NULL, "openai body field for the output limit (max_tokens or max_completion_tokens)", CFG_FOR_LLM },
 	{ "temperature", "temperature", { "EGG_TEMPERATURE" }, CFG_DOUBLE, S(temperature), "0.7",
-	  "T", "sampling temperature (negative: not sent)" },
+	  "T", "sampling temperature (negative: not sent)", CFG_FOR_LLM },
 	{ "max_output_tokens", "max-output-tokens", { "EGG_MAX_OUTPUT_TOKENS" }, CFG_INT,
-	  S(max_output_tokens), "16384", "N", "output token limit per LLM call" },
+	  S(max_output_tokens), "16384", "N", "output token limit per LLM call", CFG_FOR_LLM },
 	{ "timeout_s", "llm-timeout", { "EGG_LLM_TIMEOUT" }, CFG_DOUBLE, S(timeout_s), "600",
-	  "S", "seconds one LLM request may take" },
+	  "S", "seconds one LLM request may take", CFG_FOR_LLM },
 	{ "stall_timeout_s", "llm-stall-timeout", { "EGG_LLM_STALL_TIMEOUT" }, CFG_DOUBLE,
-	  S(stall_timeout_s), "120", "S", "seconds without a byte before a request is abandoned" },
+	  S(stall_timeout_s), "120", "S", "seconds without a byte before a request is abandoned", CFG_FOR_LLM },
+	{ "llm_concurrency", "llm-concurrency", { "EGG_LLM_CONCURRENCY" }, CFG_INT, S(llm_concurrency), "8",
+	  "N", "LLM requests in flight at once, across all tasks of a run", CFG_FOR_LLM },
 	{ "max_attempts", "llm-attempts", { "EGG_LLM_ATTEMPTS" }, CFG_INT, S(max_attempts), "6",
-	  "N", "attempts per LLM call, retries included" },
+	  "N", "attempts per LLM call, retries included", CFG_FOR_LLM },
 	{ "deadline_s", "llm-deadline", { "EGG_LLM_DEADLINE" }, CFG_DOUBLE, S(deadline_s), "1800",
-	  "S", "total seconds per LLM call, retries included" },
+	  "S", "total seconds per LLM call, retries included", CFG_FOR_LLM },
 	{ "retry_base_ms", NULL, { "EGG_LLM_RETRY_BASE_MS" }, CFG_INT, S(retry_base_ms), "1000",
-	  NULL, "first retry delay in milliseconds (doubles per retry)" },
+	  NULL, "first retry delay in milliseconds (doubles per retry)", CFG_FOR_LLM },
 	{ "retry_max_ms", NULL, { "EGG_LLM_RETRY_MAX_MS" }, CFG_INT, S(retry_max_ms), "30000",
-	  NULL, "largest retry delay in milliseconds" },
+	  NULL, "largest retry delay in milliseconds", CFG_FOR_LLM },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -99,6 +102,13 @@ const char *config_secret(const char *name)
 	return v && *v ? v : NULL;
 }
 
+void config_set_flag(struct config *cfg, const char *flag, const char *value)
+{
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (settings[i].flag && !strcmp(settings[i].flag, flag))
+			cfg->flag_values[i] = value;
+}
+
 int config_env_is_secret(const char *name)
 {
 	static const char *const marks[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", NULL };
@@ -119,19 +129,20 @@ void config_init(struct config *cfg)
 	cfg->cache = 1;
 }
 
-const struct opt *config_options(struct config *cfg)
+const struct opt *config_options(struct config *cfg, unsigned groups)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < NSETTINGS; i++) {
-		if (!settings[i].flag)
+		if (!settings[i].flag || !(settings[i].groups & groups))
 			continue;
 		option_table[n++] = (struct opt){ settings[i].flag, 0, OPT_STRING,
 			&cfg->flag_values[i], settings[i].arg, settings[i].help };
 	}
 	option_table[n++] = (struct opt){ "config", 0, OPT_STRING, &cfg->config_flag,
 		"FILE", "config file (JSON)" };
-	option_table[n++] = (struct opt){ "no-cache", 0, OPT_NEGATE, &cfg->cache,
-		NULL, "do not read or write the LLM reply cache" };
+	if (groups & (CFG_FOR_LLM | CFG_FOR_STORE))
+		option_table[n++] = (struct opt){ "no-cache", 0, OPT_NEGATE, &cfg->cache,
+			NULL, "do not read or write the LLM reply cache and the evaluation cache" };
 	option_table[n] = (struct opt)OPT_TABLE_END;
 	return option_table;
 }

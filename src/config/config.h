@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "../cli/opt.h"
+#include "../util/opt.h"
 
 /*
  * The settings every command may use. Strings are owned by the config and
@@ -34,6 +34,7 @@ struct config {
 	double timeout_s;
 	double stall_timeout_s;
 	long max_attempts;
+	long llm_concurrency;	/* LLM requests in flight at once, across all tasks */
 	double deadline_s;
 	long retry_base_ms;
 	long retry_max_ms;
@@ -48,8 +49,17 @@ struct config {
 };
 
 void config_init(struct config *cfg);
-/* The option table for the settings that have flags; it points into `cfg`. */
-const struct opt *config_options(struct config *cfg);
+/* Which settings a command offers as flags. */
+enum {
+	CFG_FOR_LLM = 1,	/* provider, model, limits, reply cache, spool */
+	CFG_FOR_WORKER = 2,	/* python, worker command, device */
+	CFG_FOR_STORE = 4,	/* the store */
+};
+/* The option table for the settings in `groups` that have flags (plus
+ * --config, and --no-cache with the LLM or the store); it points into `cfg`. */
+const struct opt *config_options(struct config *cfg, unsigned groups);
+/* Sets a setting's flag value as if given on the command line (borrowed). */
+void config_set_flag(struct config *cfg, const char *flag, const char *value);
 /* Resolves every setting. Returns 0, or -1 with ERR_INPUT for a bad value
  * or a malformed/unreadable config file. */
 int config_resolve(struct config *cfg);

@@ -4,18 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/cli.h"
 #include "../util/buf.h"
 #include "../util/fs.h"
 
 extern char **environ;
+
+char *launch_worker_dir(void)
+{
+	const char *env = getenv("EGG_WORKER_DIR");
+	char *exe, *dir;
+	if (env && *env)
+		return xstrdup(env);
+	exe = fs_exe_dir();
+	if (!exe)
+		return xstrdup("worker");
+	dir = xasprintf("%s/../share/egg/worker", exe);
+	if (!fs_exists(dir)) {
+		free(dir);
+		dir = xasprintf("%s/../worker", exe);
+	}
+	free(exe);
+	return dir;
+}
 
 void launch_worker_argv(const struct config *cfg, const char *mode, struct strvec *argv)
 {
 	if (cfg->worker_cmd && *cfg->worker_cmd) {
 		strvec_split(argv, cfg->worker_cmd);
 	} else {
-		char *dir = cmd_worker_dir();
+		char *dir = launch_worker_dir();
 		strvec_push(argv, cfg->python);
 		strvec_push(argv, "-I");
 		strvec_pushf(argv, "%s/egg-worker.py", dir);

@@ -5,6 +5,9 @@
 #include "../config/config.h"
 #include "../util/strvec.h"
 
+/* Folder of the Python eval worker: EGG_WORKER_DIR, the installed share
+ * folder, or the source tree next to the binary; owned. */
+char *launch_worker_dir(void);
 /*
  * Fills `argv` with the command that starts the worker in `mode` ("serve",
  * "probe", ...): `PYTHON -I WORKER_DIR/egg-worker.py MODE` locally, or the

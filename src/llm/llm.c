@@ -25,6 +25,8 @@ struct llm {
 	int use_cache;
 	pthread_mutex_t lock;
 	struct llm_totals totals;
+	pthread_cond_t slot_free;	/* the concurrency cap (cfg->llm_concurrency) */
+	int in_flight;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -59,6 +61,7 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 			   c->provider == LLM_OPENAI ? "/chat/completions" : "/v1/messages");
 	c->use_cache = use_cache;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->slot_free, NULL);
 	c->totals.cost_complete = 1;
 	return c;
 }
@@ -67,6 +70,7 @@ void llm_free(struct llm *c)
 {
 	if (!c)
 		return;
+	pthread_cond_destroy(&c->slot_free);
 	pthread_mutex_destroy(&c->lock);
 	free(c->url);
 	free(c);
@@ -407,15 +411,32 @@ static int spooled_call(struct llm *c, const struct llm_request *req, long max_t
 	return 0;
 }
 
+/* At most cfg->llm_concurrency requests in flight across the client's threads. */
+static void enter_slot(struct llm *c)
+{
+	long limit = c->cfg->llm_concurrency > 0 ? c->cfg->llm_concurrency : 1;
+	pthread_mutex_lock(&c->lock);
+	while (c->in_flight >= limit)
+		pthread_cond_wait(&c->slot_free, &c->lock);
+	c->in_flight++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void leave_slot(struct llm *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->in_flight--;
+	pthread_cond_signal(&c->slot_free);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int network_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res);
+
 int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res)
 {
 	const struct config *cfg = c->cfg;
 	long max_tokens = req->max_tokens > 0 ? req->max_tokens : cfg->max_output_tokens;
-	double start = time_mono_ms(), deadline = start + cfg->deadline_s * 1000;
-	unsigned seed = (unsigned)(start * 1000) ^ (unsigned)(size_t)pthread_self();
-	char *body = NULL;
-	struct buf last_error = BUF_INIT;
-	int rc = -1;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	cache_key(c, req, max_tokens, res->cache_key);
@@ -428,6 +449,22 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	}
 	if (cfg->llm_spool)
 		return spooled_call(c, req, max_tokens, res);
+	enter_slot(c);
+	rc = network_call(c, req, max_tokens, res);
+	leave_slot(c);
+	return rc;
+}
+
+/* The request over HTTP with retries (llm_call's contract). */
+static int network_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res)
+{
+	const struct config *cfg = c->cfg;
+	double start = time_mono_ms(), deadline = start + cfg->deadline_s * 1000;
+	unsigned seed = (unsigned)(start * 1000) ^ (unsigned)(size_t)pthread_self();
+	char *body = NULL;
+	struct buf last_error = BUF_INIT;
+	int rc = -1;
+
 	body = provider_request_body(c->provider, cfg->model, req->system, req->user,
 				     cfg->temperature, max_tokens, cfg->token_field);
 	for (int attempt = 1; attempt <= cfg->max_attempts; attempt++) {

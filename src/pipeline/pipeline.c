@@ -1,4 +1,4 @@
-/* pipeline.c: the EGG state machine (shared/METHOD.md) over agents, evaluator and profiler. */
+/* pipeline.c: the EGG state machine (docs/method.md) over agents, evaluator and profiler. */
 #include "pipeline.h"
 
 #include <math.h>
@@ -14,6 +14,8 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 
+/* Enough for the largest run the flags allow: 16 seeds, their 16
+ * refinements and 8 candidates in each of 3 tuning stages. */
 #define MAX_CANDS 64
 
 struct cand {
@@ -38,6 +40,7 @@ struct pipe {
 	int npool;
 	json_t *decisions;	/* summary lines carried between stages */
 	int stop;		/* 1: stop now (budget or infrastructure) */
+	int broken;		/* egg itself failed (err holds why); the run stops */
 };
 
 void pipeline_opts_init(struct pipeline_opts *o)
@@ -216,6 +219,9 @@ static struct cand *new_cand(struct pipe *p, const char *id, const char *parent,
 	struct cand *c;
 	if (p->ncands == MAX_CANDS) {
 		free(source);
+		err_set(ERR_INFRA, "egg's candidate table is full (%d candidates)", MAX_CANDS);
+		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "stopped: %s", err_msg());
+		p->broken = p->stop = 1;
 		return NULL;
 	}
 	c = &p->cands[p->ncands++];
@@ -460,77 +466,102 @@ static void run_seeds(struct pipe *p)
 	stage_row(p, st);
 }
 
+/*
+ * One improvement of `parent` in stage `st` (refinement or a tuning stage):
+ * the profile agent reads the parent's metrics and writes a plan, the code
+ * agent applies it, the result is validated (with repairs), and it is
+ * accepted only when valid, faster by the acceptance rule, and its timing is
+ * confirmed. Returns the accepted candidate, or NULL when the parent stays.
+ */
+static struct cand *improve(struct pipe *p, const struct stage *st, struct cand *parent, const char *id)
+{
+	struct prompt_vars v = { 0 };
+	enum agent_outcome oc;
+	struct buf focus = BUF_INIT;
+	char *timing = timing_text(p, parent), *metrics, *decisions, *plan = NULL, *src;
+	json_t *analysis = NULL;
+	struct cand *c, *accepted = NULL;
+	int better;
+
+	metrics = metrics_text(profile(p, parent), st, parent);
+	decisions = st->sees_decisions ? decisions_text(p) : xstrdup("none yet");
+	for (int f = 0; f < 4 && st->focus[f]; f++)
+		buf_addf(&focus, "%s%s", f ? ", " : "", st->focus[f]);
+	prompt_set(&v, "objective", st->objective);
+	prompt_set(&v, "rules", st->rules);
+	prompt_set(&v, "focus", buf_str(&focus));
+	prompt_set(&v, "timing", timing);
+	prompt_set(&v, "metrics", metrics);
+	prompt_set(&v, "kernel", parent->source);
+	prompt_set(&v, "decisions", decisions);
+	prompt_set(&v, "stage_title", st->title);
+	progress(p, st->name, "improving %s", parent->id);
+	if (p->o->single_agent) {
+		src = agent_code(p->env->agents, P_SINGLE_OPTIMIZE, &v, st->name, id, &oc);
+	} else {
+		analysis = agent_json(p->env->agents, st->analysis_prompt, st->analysis_schema, &v, st->name, parent->id, &oc);
+		if (!analysis) {
+			if (!stop_for(p, oc, st->name))
+				decide(p, st->name, "%s kept: the profile agent gave no usable plan", parent->id);
+			goto out;
+		}
+		if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")) ?: "", "no")) {
+			decide(p, st->name, "%s kept as is: not worth optimizing (%s)", parent->id,
+			       json_string_value(json_object_get(analysis, "bottleneck")));
+			goto out;
+		}
+		plan = json_dumps(analysis, JSON_INDENT(1));
+		prompt_set(&v, "plan", plan);
+		src = agent_code(p->env->agents, st->code_prompt, &v, st->name, id, &oc);
+	}
+	if (!src) {
+		if (!stop_for(p, oc, st->name))
+			decide(p, st->name, "%s kept: no usable kernel", parent->id);
+		goto out;
+	}
+	if (!(c = new_cand(p, id, parent->id, st->name, src)))
+		goto out;
+	validate(p, c, p->o->repairs, st->step_kind);
+	if (!c->valid) {
+		if (!p->stop)
+			decide(p, st->name, "%s rejected: invalid after %d repair(s)", c->id, p->o->repairs);
+		goto out;
+	}
+	better = pipeline_faster(c->ms, c->cv, parent->ms, parent->cv, p->env->eval.iters);
+	if (better && !timing_confirmed(p, c))
+		goto out;
+	step(p, c, "selection", 1, better, better ? "faster than its parent" : "not faster than its parent");
+	decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
+	       better ? "accepted" : "rejected: not faster than its parent", c->ms, parent->ms);
+	if (better)
+		accepted = c;
+out:
+	json_decref(analysis);
+	buf_release(&focus);
+	free(plan);
+	free(metrics);
+	free(decisions);
+	free(timing);
+	return accepted;
+}
+
+/* Refinement: every valid candidate so far (each seed, not only the pool,
+ * as the method's selection compares seeds and their refinements) gets one
+ * improvement; the K fastest of all stay. */
 static void run_refine(struct pipe *p)
 {
 	const struct stage *st = &stages[STAGE_REFINE];
 	struct cand *all[MAX_CANDS];
 	int n = 0;
-	/* Every valid seed is refined, not only the pool: the method's selection
-	 * compares seeds and their refinements. */
 	for (int i = 0; i < p->ncands; i++)
 		if (p->cands[i].valid)
 			all[n++] = &p->cands[i];
 	for (int i = 0, seeds = n; i < seeds && !p->stop; i++) {
-		struct cand *s = all[i];
-		struct prompt_vars v = { 0 };
-		enum agent_outcome oc;
-		char *timing = timing_text(p, s), *metrics, *plan = NULL, *src, id[128];
-		json_t *prof = profile(p, s), *analysis = NULL;
+		char id[128];
 		struct cand *c;
-		metrics = metrics_text(prof, st, s);
-		prompt_set(&v, "objective", st->objective);
-		prompt_set(&v, "rules", st->rules);
-		prompt_set(&v, "focus", "sm_throughput_pct, grid_size, dram_throughput_pct");
-		prompt_set(&v, "timing", timing);
-		prompt_set(&v, "metrics", metrics);
-		prompt_set(&v, "kernel", s->source);
-		prompt_set(&v, "stage_title", st->title);
-		prompt_set(&v, "decisions", "none yet");
-		snprintf(id, sizeof(id), "%.100s.refine", s->id);
-		if (p->o->single_agent) {
-			src = agent_code(p->env->agents, P_SINGLE_OPTIMIZE, &v, st->name, id, &oc);
-		} else {
-			analysis = agent_json(p->env->agents, P_PROFILE_REFINE, SCHEMA_PROFILE_REFINE, &v, st->name, s->id, &oc);
-			if (!analysis) {
-				if (!stop_for(p, oc, st->name))
-					decide(p, st->name, "%s kept: the profile agent gave no usable analysis", s->id);
-				goto next;
-			}
-			if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")), "no")) {
-				decide(p, st->name, "%s kept as is: not worth optimizing (%s)", s->id,
-				       json_string_value(json_object_get(analysis, "bottleneck")));
-				goto next;
-			}
-			plan = json_dumps(analysis, JSON_INDENT(1));
-			prompt_set(&v, "plan", plan);
-			src = agent_code(p->env->agents, P_CODE_REFINE, &v, st->name, id, &oc);
-		}
-		if (!src) {
-			if (!stop_for(p, oc, st->name))
-				decide(p, st->name, "%s kept: no usable refined kernel", s->id);
-			goto next;
-		}
-		c = new_cand(p, id, s->id, st->name, src);
-		if (!c)
-			goto next;
-		validate(p, c, p->o->repairs, "refine");
-		if (c->valid) {
-			int better = pipeline_faster(c->ms, c->cv, s->ms, s->cv, p->env->eval.iters);
-			if (better && !timing_confirmed(p, c))
-				goto next;
-			step(p, c, "selection", 1, better, better ? "faster than its seed" : "not faster than its seed");
-			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
-			       better ? "accepted" : "rejected: not faster than its seed", c->ms, s->ms);
-			if (better)
-				all[n++] = c;
-		} else {
-			decide(p, st->name, "%s rejected: invalid", c->id);
-		}
-next:
-		json_decref(analysis);
-		free(plan);
-		free(metrics);
-		free(timing);
+		snprintf(id, sizeof(id), "%.100s.refine", all[i]->id);
+		if ((c = improve(p, st, all[i], id)))
+			all[n++] = c;
 	}
 	set_pool(p, all, n);
 	if (p->npool)
@@ -538,82 +569,25 @@ next:
 	stage_row(p, st);
 }
 
+/* A tuning stage: each kernel in the pool gets one improvement; the K
+ * fastest of the pool and the accepted ones stay. */
 static void run_tuning(struct pipe *p, const struct stage *st)
 {
-	static const enum prompt_id profile_prompt[STAGE_COUNT] = {
-		[STAGE_MAPPING] = P_PROFILE_MAPPING, [STAGE_TILING] = P_PROFILE_TILING, [STAGE_MEMORY] = P_PROFILE_MEMORY,
-	};
-	struct cand *next[16];
+	struct cand *next[16], *pool[8];
 	int n = 0, npool = p->npool;
-	struct cand *pool[8];
-	char focus[160];
 
 	memcpy(pool, p->pool, sizeof(pool));
-	snprintf(focus, sizeof(focus), "%s, %s, %s", st->focus[0], st->focus[1], st->focus[2]);
 	for (int i = 0; i < npool; i++)
 		next[n++] = pool[i];
 	for (int i = 0; i < npool && !p->stop; i++) {
-		struct cand *m = pool[i], *c;
-		struct prompt_vars v = { 0 };
-		enum agent_outcome oc;
-		char *timing = timing_text(p, m), *metrics, *decisions = decisions_text(p), *plan = NULL, *src;
 		char id[128];
-		json_t *prof = profile(p, m), *analysis = NULL;
-		metrics = metrics_text(prof, st, m);
-		prompt_set(&v, "objective", st->objective);
-		prompt_set(&v, "rules", st->rules);
-		prompt_set(&v, "focus", focus);
-		prompt_set(&v, "timing", timing);
-		prompt_set(&v, "metrics", metrics);
-		prompt_set(&v, "kernel", m->source);
-		prompt_set(&v, "decisions", decisions);
-		prompt_set(&v, "stage_title", st->title);
+		struct cand *c;
 		if (npool > 1)
 			snprintf(id, sizeof(id), "%s.k%d", st->name, i + 1);
 		else
 			snprintf(id, sizeof(id), "%s", st->name);
-		progress(p, st->name, "tuning %s", m->id);
-		if (p->o->single_agent) {
-			src = agent_code(p->env->agents, P_SINGLE_OPTIMIZE, &v, st->name, id, &oc);
-		} else {
-			analysis = agent_json(p->env->agents, profile_prompt[st->id], SCHEMA_PROFILE_TUNE, &v, st->name,
-					      m->id, &oc);
-			if (!analysis) {
-				if (!stop_for(p, oc, st->name))
-					decide(p, st->name, "%s kept: the profile agent gave no usable plan", m->id);
-				goto next;
-			}
-			plan = json_dumps(analysis, JSON_INDENT(1));
-			prompt_set(&v, "plan", plan);
-			src = agent_code(p->env->agents, P_CODE_TUNE, &v, st->name, id, &oc);
-		}
-		if (!src) {
-			if (!stop_for(p, oc, st->name))
-				decide(p, st->name, "%s kept: no usable tuned kernel", m->id);
-			goto next;
-		}
-		c = new_cand(p, id, m->id, st->name, src);
-		if (!c)
-			goto next;
-		validate(p, c, p->o->repairs, "tune");
-		if (c->valid) {
-			int better = pipeline_faster(c->ms, c->cv, m->ms, m->cv, p->env->eval.iters);
-			if (better && !timing_confirmed(p, c))
-				goto next;
-			step(p, c, "selection", 1, better, better ? "valid and faster" : "valid but not faster");
-			decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
-			       better ? "accepted" : "rejected: not faster (kept the current kernel)", c->ms, m->ms);
-			if (better)
-				next[n++] = c;
-		} else {
-			decide(p, st->name, "%s rejected: invalid after %d repair(s)", c->id, p->o->repairs);
-		}
-next:
-		json_decref(analysis);
-		free(plan);
-		free(metrics);
-		free(decisions);
-		free(timing);
+		if ((c = improve(p, st, pool[i], id)))
+			next[n++] = c;
 	}
 	set_pool(p, next, n);
 	stage_row(p, st);
@@ -622,6 +596,7 @@ next:
 int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out)
 {
 	struct pipe *p = xcalloc(1, sizeof(*p));
+	int broken;
 	memset(out, 0, sizeof(*out));
 	out->stage_rows = json_array();
 	p->env = env;
@@ -650,8 +625,9 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 		json_decref(p->cands[i].profile);
 	}
 	json_decref(p->decisions);
+	broken = p->broken;
 	free(p);
-	return 0;
+	return broken ? -1 : 0;
 }
 
 void pipeline_result_clear(struct pipeline_result *r)

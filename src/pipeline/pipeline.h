@@ -5,10 +5,10 @@
 #include <jansson.h>
 
 #include "../agents/agents.h"
-#include "../bench/pool.h"
-#include "../agents/stages.h"
+#include "../eval/pool.h"
+#include "stages.h"
 #include "../eval/eval.h"
-#include "record.h"
+#include "../store/record.h"
 
 struct pipeline_opts {
 	int seeds;		/* S structurally different seeds (2; 1 with --no-multi-seed) */
@@ -52,8 +52,9 @@ struct pipeline_result {
 
 /*
  * Runs the method. Returns 0 when it ran to its end or stopped gracefully
- * (budget, infrastructure: see the result's flags), -1 only for errors in
- * egg itself. Every step lands in env->rec.
+ * (budget, infrastructure, a reply awaited: see the result's flags); -1 when
+ * egg itself failed (err says why; the result still holds the best kernel
+ * found before). Every step lands in env->rec.
  */
 int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out);
 void pipeline_result_clear(struct pipeline_result *r);

@@ -23,7 +23,7 @@ struct ncu_metric {
 	enum ncu_agg agg;
 };
 
-/* The metric set (shared/METHOD.md's six, plus duration and launch facts).
+/* The metric set (docs/method.md's six, plus duration and launch facts).
  * The memory-dependency stall metric reads n/a on the H200 with ncu
  * 2025.3.1; egg measures long-scoreboard stalls instead (warps waiting on an
  * L1TEX result: global/local memory), recorded as `memory_stall_pct`. */

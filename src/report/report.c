@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agents/stages.h"
+#include "../pipeline/stages.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"

@@ -1,4 +1,4 @@
-/* report.h: a run's metrics (shared/METHOD.md) and their text, JSON, CSV and HTML forms. */
+/* report.h: a run's metrics (docs/method.md) and their text, JSON, CSV and HTML forms. */
 #ifndef EGG_REPORT_H
 #define EGG_REPORT_H
 

@@ -17,7 +17,7 @@ enum err_kind {
 	ERR_WAITING,	/* not done: an LLM reply is awaited in the spool: exit 4 */
 };
 
-/* Exit codes of shared/DESIGN.md. */
+/* Exit codes of docs/design.md. */
 enum egg_exit {
 	EXIT_DONE = 0,
 	EXIT_NEGATIVE = 1,

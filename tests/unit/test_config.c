@@ -50,7 +50,7 @@ void suite_config(void)
 	setenv("EGG_MODEL", "env-model", 1);
 	setenv("ANTHROPIC_API_KEY", "sk-ant-unit", 1);
 	config_init(&cfg);
-	cfg.flag_values[2] = "flag-model"; /* index of "model" in the settings table */
+	config_set_flag(&cfg, "model", "flag-model");
 	CHECK(config_resolve(&cfg) == 0, "a valid config file resolves");
 	CHECK_STR(cfg.provider, "anthropic", "the file sets the provider");
 	CHECK_STR(cfg.base_url, "https://api.anthropic.com", "anthropic's default base URL follows the provider");

@@ -155,8 +155,8 @@ static void test_concurrency(void)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
 
 	config_init(&cfg);
-	cfg.flag_values[2] = "mock-model";
-	cfg.flag_values[1] = url;
+	config_set_flag(&cfg, "model", "mock-model");
+	config_set_flag(&cfg, "base-url", url);
 	config_resolve(&cfg);
 	llm = llm_new(&cfg, 0);
 	t0 = time_mono_ms();

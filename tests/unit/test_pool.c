@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/bench/pool.h"
+#include "../../src/eval/pool.h"
 #include "../../src/config/config.h"
 #include "../../src/eval/eval.h"
 #include "../../src/util/timeutil.h"

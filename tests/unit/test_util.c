@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/cli/opt.h"
+#include "../../src/util/opt.h"
 #include "../../src/util/buf.h"
 #include "../../src/util/err.h"
 #include "../../src/util/hash.h"

@@ -2,7 +2,7 @@
 #ifndef EGG_POOL_H
 #define EGG_POOL_H
 
-#include "../eval/worker.h"
+#include "worker.h"
 
 /*
  * Devices are e.g. {"cuda:0", "cuda:1"} or {"cpu", "cpu"} (several CPU

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/buf.h"
-#include "../util/err.h"
+#include "buf.h"
+#include "err.h"
 
 static const struct opt *find_long(const struct opt *const *tables, const char *name, size_t len)
 {

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "../util/strvec.h"
+#include "strvec.h"
 
 /*
  * An option table is an array of struct opt ending with OPT_END. Commands

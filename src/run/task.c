@@ -1,44 +1,19 @@
-/* runner.c: one task: baseline, pipeline, final kernel, store rows, result summary. */
-#include "runner.h"
+/* task.c: one task: baseline, pipeline, final kernel, store rows, result summary. */
+#include "task.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/optimize.h"
+#include "../agents/context.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/timeutil.h"
 
-void gate_init(struct gate *g, int limit)
-{
-	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
-	g->limit = limit > 0 ? limit : 1;
-	g->held = 0;
-}
-
-void gate_enter(struct gate *g)
-{
-	pthread_mutex_lock(&g->mu);
-	while (g->held >= g->limit)
-		pthread_cond_wait(&g->cv, &g->mu);
-	g->held++;
-	pthread_mutex_unlock(&g->mu);
-}
-
-void gate_leave(struct gate *g)
-{
-	pthread_mutex_lock(&g->mu);
-	g->held--;
-	pthread_cond_signal(&g->cv);
-	pthread_mutex_unlock(&g->mu);
-}
-
-char *runner_task_id(const char *path, char **group)
+char *task_id_of(const char *path, char **group)
 {
 	char *copy = xstrdup(path), *slash = strrchr(copy, '/'), *stem, *dot, *id;
 	const char *grp = "tasks";
@@ -68,7 +43,7 @@ char *runner_task_id(const char *path, char **group)
 /* ---- the store sink: recorder events become rows ---- */
 
 struct sink_ctx {
-	struct run_ctx *rc;
+	struct run_shared *rc;
 	struct task_state *ts;
 };
 
@@ -123,7 +98,7 @@ static void progress(void *ctx, const char *stage, const char *text)
 		fprintf(stderr, "egg: [%s] %s\n", stage, text);
 }
 
-static void finish(struct run_ctx *rc, struct task_state *ts, const char *status, const char *kind, json_t *result)
+static void finish(struct run_shared *rc, struct task_state *ts, const char *status, const char *kind, json_t *result)
 {
 	pthread_mutex_lock(&rc->mu);
 	snprintf(ts->status, sizeof(ts->status), "%s", status);
@@ -143,12 +118,36 @@ static void finish(struct run_ctx *rc, struct task_state *ts, const char *status
 	err_clear();
 }
 
+/* The summary object of one task's run (also `egg optimize --json`). */
+static json_t *summary_of(const char *task, const char *device, const char *run_dir, const char *final_path,
+			 const json_t *baseline, const struct pipeline_result *r, const struct agents *a)
+{
+	json_t *s = json_pack("{s:s, s:s, s:s, s:b, s:s?, s:s?}", "task", task, "device", device, "run_dir", run_dir,
+			      "found", r->found, "final_kernel", final_path, "candidate", r->id);
+	const json_t *e = r->eval;
+	json_object_set(s, "kernel_ms", json_object_get(e, "kernel_ms") ?: json_null());
+	json_object_set(s, "eager_ms", json_object_get(baseline, "eager_ms") ?: json_null());
+	json_object_set(s, "compile_ms", json_object_get(baseline, "compile_ms") ?: json_null());
+	json_object_set(s, "speedup_eager", json_object_get(e, "speedup_eager") ?: json_null());
+	json_object_set(s, "speedup_compile", json_object_get(e, "speedup_compile") ?: json_null());
+	json_object_set(s, "stages", r->stage_rows);
+	json_object_set_new(s, "usage", json_pack("{s:I, s:I, s:I, s:I, s:f}", "calls", (json_int_t)a->calls,
+						  "cached_calls", (json_int_t)a->cached_calls,
+						  "prompt_tokens", (json_int_t)a->prompt_tokens,
+						  "completion_tokens", (json_int_t)a->completion_tokens,
+						  "cost_usd", a->cost_usd));
+	json_object_set_new(s, "stop_reason", r->stop_reason[0] ? json_string(r->stop_reason) : json_null());
+	json_object_set_new(s, "infra_error", json_boolean(r->infra));
+	json_object_set_new(s, "budget_stop", json_boolean(r->budget));
+	return s;
+}
+
 static json_t *failure(const char *task, const char *why)
 {
 	return json_pack("{s:s, s:b, s:s}", "task", task, "found", 0, "stop_reason", why);
 }
 
-void runner_task(struct run_ctx *rc, struct task_state *ts)
+void task_run(struct run_shared *rc, struct task_state *ts)
 {
 	struct buf task = BUF_INIT;
 	struct recorder *rec = NULL;
@@ -162,6 +161,7 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	json_t *facts = NULL, *baseline = NULL, *summary;
 	char *dir = ts->run_dir ? xstrdup(ts->run_dir) : fs_join(rc->runs_dir, ts->task_id);
 	char *device_text = NULL, *final_path = NULL;
+	int broken;
 
 	pthread_mutex_lock(&rc->mu);
 	ts->running = 1;
@@ -196,7 +196,7 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 		finish(rc, ts, "failed", k == ERR_INPUT ? "input" : "infra", failure(ts->path, err_msg()));
 		goto out;
 	}
-	device_text = optimize_device_text(facts, eo.device);
+	device_text = agents_device_text(facts, eo.device);
 	if (json_is_number(json_object_get(baseline, "input_bytes"))) {
 		/* What the task moves at least: the scale a kernel's workspaces are judged by. */
 		size_t n = strlen(device_text);
@@ -218,13 +218,12 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	agents.llm = rc->llm;
 	agents.rec = rec;
 	agents.device_facts = device_text;
-	agents.precision_note = optimize_precision_note(eo.precision);
+	agents.precision_note = agents_precision_note(eo.precision);
 	agents.task_source = buf_str(&task);
 	agents.task_name = ts->task_id;
 	agents.max_tokens = rc->task_max_tokens;
 	agents.max_cost = rc->task_max_cost;
 	agents.run_budget = rc->budget;
-	agents.llm_gate = rc->llm_gate;
 	memset(&env, 0, sizeof(env));
 	env.pool = rc->pool;
 	env.device = ts->device;
@@ -235,7 +234,7 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 	env.task_source = buf_str(&task);
 	env.progress = progress;
 	env.progress_ctx = &sc;
-	pipeline_run(&env, &rc->po, &res);
+	broken = pipeline_run(&env, &rc->po, &res) < 0;
 	if (res.found) {
 		final_path = fs_join(dir, "final.py");
 		if (fs_write_atomic(final_path, res.source, strlen(res.source)) < 0) {
@@ -244,14 +243,16 @@ void runner_task(struct run_ctx *rc, struct task_state *ts)
 			err_clear();
 		}
 	}
-	summary = optimize_summary(ts->path, eo.device, dir, final_path, baseline, &res, &agents);
+	summary = summary_of(ts->path, eo.device, dir, final_path, baseline, &res, &agents);
 	json_object_set_new(summary, "group", json_string(ts->group));
 	json_object_set_new(summary, "task_id", json_string(ts->task_id));
-	recorder_write_json(rec, "summary.json", summary);
 	if (res.waiting)
 		json_object_set_new(summary, "pending_key", json_string(res.pending_key));
-	finish(rc, ts, res.waiting ? "waiting" : res.infra ? "failed" : "done",
-	       res.infra ? "infra" : res.budget ? "budget" : "", summary);
+	recorder_write_json(rec, "summary.json", summary);
+	if (broken)
+		json_object_set_new(summary, "infra_error", json_true());
+	finish(rc, ts, res.waiting ? "waiting" : res.infra || broken ? "failed" : "done",
+	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
 out:
 	pipeline_result_clear(&res);
 	recorder_close(rec);

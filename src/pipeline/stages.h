@@ -1,6 +1,10 @@
-/* stages.h: the pipeline's stages as data: objective, focus metrics, rules. */
+/* stages.h: the pipeline's stages as data: objective, rules, focus metrics,
+ * and which agents' prompts improve a kernel in them. */
 #ifndef EGG_STAGES_H
 #define EGG_STAGES_H
+
+#include "../agents/prompts.h"
+#include "../agents/reply.h"
 
 enum stage_id {
 	STAGE_SEED,
@@ -18,6 +22,15 @@ struct stage {
 	const char *objective;		/* what this stage may change, for the prompts */
 	const char *rules;		/* constraints the code agent must keep */
 	const char *focus[4];		/* metric keys the profile agent should read first */
+	/* For the stages that improve a parent (refine and the three tuning
+	 * stages): the profile agent's prompt and reply schema, the code
+	 * agent's prompt, the kind recorded for their candidates' first
+	 * evaluation, and whether the agents see the decisions made so far. */
+	enum prompt_id analysis_prompt;
+	enum reply_schema analysis_schema;
+	enum prompt_id code_prompt;
+	const char *step_kind;
+	int sees_decisions;
 };
 
 extern const struct stage stages[STAGE_COUNT];

@@ -1,6 +1,6 @@
-/* runner.h: running one task of a run (the pipeline, its records, its result) for optimize and bench. */
-#ifndef EGG_RUNNER_H
-#define EGG_RUNNER_H
+/* task.h: one task of a run: its baseline, the pipeline, its records and its summary. */
+#ifndef EGG_TASK_H
+#define EGG_TASK_H
 
 #include <pthread.h>
 
@@ -10,20 +10,10 @@
 #include "../llm/llm.h"
 #include "../pipeline/pipeline.h"
 #include "../store/store.h"
-#include "pool.h"
-
-/* A counting gate: at most `limit` holders at once (the LLM concurrency cap). */
-struct gate {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int limit, held;
-};
-void gate_init(struct gate *g, int limit);
-void gate_enter(struct gate *g);
-void gate_leave(struct gate *g);
+#include "../eval/pool.h"
 
 /* What all tasks of a run share. Borrowed pointers outlive the run. */
-struct run_ctx {
+struct run_shared {
 	const struct config *cfg;
 	struct store *store;
 	const char *run_id;
@@ -31,7 +21,6 @@ struct run_ctx {
 	struct pool *pool;
 	struct llm *llm;
 	struct budget *budget;		/* run budget, or NULL */
-	struct gate *llm_gate;		/* LLM concurrency cap, or NULL */
 	struct pipeline_opts po;
 	struct eval_opts eo;		/* device and lock are set per task */
 	long task_max_tokens;
@@ -57,9 +46,9 @@ struct task_state {
 };
 
 /* Task ids from paths: GROUP__STEM, GROUP being the parent folder's name. */
-char *runner_task_id(const char *path, char **group);
+char *task_id_of(const char *path, char **group);
 /* Runs the task to its end and records everything (store and run folder).
  * Never fails the caller: errors become the task's failed status. */
-void runner_task(struct run_ctx *rc, struct task_state *ts);
+void task_run(struct run_shared *rs, struct task_state *ts);
 
 #endif

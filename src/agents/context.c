@@ -1,0 +1,70 @@
+/* context.c: what every agent is told about the target and the precision rules. */
+#include "context.h"
+
+#include <string.h>
+
+#include "../util/buf.h"
+
+/* Peaks by GPU name, from the vendors' data sheets (dense, no sparsity), for
+ * the prompts: FP32 on the CUDA cores, TF32 and BF16 on tensor cores, in
+ * TFLOP/s, and memory bandwidth in TB/s. Measured peaks would be better
+ * (a calibration kernel per device); these are labelled as data-sheet figures. */
+static const struct {
+	const char *name;
+	double fp32, tf32, bf16, tbps;
+} peaks[] = {
+	{ "H200", 67, 495, 989, 4.8 }, { "H100 PCIe", 51, 378, 756, 2.0 }, { "H100", 67, 495, 989, 3.35 },
+	{ "B200", 80, 1100, 2250, 8.0 }, { "A100", 19.5, 156, 312, 2.0 }, { "L40S", 91.6, 183, 362, 0.86 },
+	{ "4090", 82.6, 82.6, 165, 1.0 }, { "A10", 31.2, 62.5, 125, 0.6 }, { "L4", 30.3, 60, 121, 0.3 },
+};
+
+static double fnum(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+char *agents_device_text(const json_t *facts, const char *device)
+{
+	const char *name;
+	struct buf t = BUF_INIT;
+	if (!strcmp(device, "cpu"))
+		return xstrdup("CPU with Triton's interpreter (TRITON_INTERPRET=1). Kernels are checked exactly as on a "
+			       "GPU, but times are CPU times: the interpreter runs each program instance in Python, so "
+			       "fewer, larger blocks run faster. No hardware counters. The interpreter has no GPU driver: "
+			       "@triton.autotune and triton.testing.do_bench fail there, so choose one configuration "
+			       "yourself.");
+	name = json_string_value(json_object_get(facts, "name")) ?: "unknown GPU";
+	buf_addf(&t, "%s (%s), compute capability %s, %lld SMs", name, device,
+		 json_string_value(json_object_get(facts, "compute_capability")) ?: "?",
+		 json_integer_value(json_object_get(facts, "sm_count")));
+	if (fnum(facts, "smem_per_sm_bytes") > 0)
+		buf_addf(&t, ", %.0f KB shared memory per SM (%.0f KB per block at most)",
+			 fnum(facts, "smem_per_sm_bytes") / 1024, fnum(facts, "smem_per_block_optin_bytes") / 1024);
+	if (fnum(facts, "regs_per_sm") > 0)
+		buf_addf(&t, ", %.0f 32-bit registers per SM", fnum(facts, "regs_per_sm"));
+	buf_addf(&t, ", L2 cache %.0f MB, %.0f GB device memory", fnum(facts, "l2_bytes") / 1e6,
+		 fnum(facts, "memory_bytes") / 1e9);
+	if (fnum(facts, "free_bytes") > 0)
+		buf_addf(&t, " (%.0f GB free when egg started)", fnum(facts, "free_bytes") / 1e9);
+	for (size_t i = 0; i < sizeof(peaks) / sizeof(peaks[0]); i++)
+		if (strstr(name, peaks[i].name)) {
+			buf_addf(&t, "; data-sheet peaks: FP32 %.0f TFLOP/s (CUDA cores), TF32 %.0f and BF16 %.0f TFLOP/s "
+				     "(tensor cores), memory bandwidth %.2g TB/s",
+				 peaks[i].fp32, peaks[i].tf32, peaks[i].bf16, peaks[i].tbps);
+			break;
+		}
+	buf_addf(&t, "; driver %s", json_string_value(json_object_get(facts, "driver")) ?: "?");
+	return buf_detach(&t);
+}
+
+const char *agents_precision_note(const char *precision)
+{
+	return !strcmp(precision, "tf32")
+		       ? "TF32 is allowed on both sides for this run (tl.dot may use its default precision); no "
+			 "fp16/bf16 arithmetic on fp32 data."
+		       : "fp32 data stays fp32 math: pass input_precision=\"ieee\" to tl.dot (its default would use "
+			 "TF32); no TF32 in any form (tf32, tf32x3), no fp16/bf16 arithmetic on fp32 data; keep the "
+			 "reference's output dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
+}
+

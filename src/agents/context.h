@@ -1,0 +1,15 @@
+/* context.h: what every agent is told about the target and the precision rules. */
+#ifndef EGG_CONTEXT_H
+#define EGG_CONTEXT_H
+
+#include <jansson.h>
+
+/* The target as the prompts describe it: for a GPU its name, SMs, shared
+ * memory and registers per SM, L2, memory (free when egg started), the
+ * data-sheet peaks when the name is known, and the driver; for the CPU
+ * what the interpreter does and does not do. Owned. */
+char *agents_device_text(const json_t *facts, const char *device);
+/* The precision rule for a run's precision ("fp32" or "tf32"). Static. */
+const char *agents_precision_note(const char *precision);
+
+#endif

@@ -1,0 +1,147 @@
+/* flags.c: the command-line flags several commands share: evaluation flags and pipeline flags. */
+#include "flags.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/err.h"
+
+void eval_flags_init(struct eval_flags *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->atol = f->rtol = -1;
+}
+
+const struct opt *eval_flag_options(struct eval_flags *f)
+{
+	static struct opt table[16];
+	const struct opt t[] = {
+		{ "trials", 0, OPT_INT, &f->trials, "N", "correctness trials with fresh inputs (default 5)" },
+		{ "iters", 0, OPT_INT, &f->iters, "N", "timed calls (default 100 on a GPU, 5 on the CPU)" },
+		{ "warmup", 0, OPT_INT, &f->warmup, "N", "warm-up calls before timing (default 10, CPU 1)" },
+		{ "atol", 0, OPT_DOUBLE, &f->atol, "X", "absolute tolerance (default 1e-4; fp16/bf16 1e-2)" },
+		{ "rtol", 0, OPT_DOUBLE, &f->rtol, "X", "relative tolerance (default 1e-4; fp16/bf16 1e-2)" },
+		{ "precision", 0, OPT_STRING, &f->precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" },
+		{ "compile-mode", 0, OPT_STRING, &f->compile_mode, "M", "torch.compile baseline: default, max-autotune or none" },
+		{ "clock", 0, OPT_STRING, &f->clock, "C", "GPU time: gpu (launch cost hidden, default) or latency (included)" },
+		{ "no-truth", 0, OPT_FLAG, &f->no_truth, NULL, "judge misses against the fp32 reference only (no float64 rule)" },
+		{ "no-timing", 0, OPT_FLAG, &f->no_timing, NULL, "check correctness only" },
+		{ "timeout", 0, OPT_DOUBLE, &f->timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
+		OPT_TABLE_END,
+	};
+	memcpy(table, t, sizeof(t));
+	return table;
+}
+
+int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval_opts *eo)
+{
+	eval_opts_init(eo, device);
+	if (f->trials < 0 || f->iters < 0 || f->warmup < 0) {
+		err_set(ERR_INPUT, "--trials, --iters and --warmup must not be negative");
+		return -1;
+	}
+	if (f->trials)
+		eo->trials = f->trials;
+	if (f->iters)
+		eo->iters = f->iters;
+	if (f->warmup)
+		eo->warmup = f->warmup;
+	eo->atol = f->atol;
+	eo->rtol = f->rtol;
+	eo->truth = !f->no_truth;
+	eo->timing = !f->no_timing;
+	if ((f->precision && eval_opts_set_precision(eo, f->precision) < 0) ||
+	    (f->compile_mode && eval_opts_set_compile_mode(eo, f->compile_mode) < 0) ||
+	    (f->clock && eval_opts_set_clock(eo, f->clock) < 0))
+		return -1;
+	if (f->timeout > 0)
+		eo->timeout_s = f->timeout;
+	return 0;
+}
+
+void pipeline_flags_init(struct pipeline_flags *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+const struct opt *pipeline_flag_options(struct pipeline_flags *f)
+{
+	static struct opt table[16];
+	const struct opt t[] = {
+		{ "seeds", 0, OPT_INT, &f->seeds, "S", "seed kernels with different algorithms (default 2)" },
+		{ "seed-repairs", 0, OPT_INT, &f->seed_repairs, "N", "repairs per seed (default 3)" },
+		{ "repairs", 0, OPT_INT, &f->repairs, "N", "repairs per later candidate (default 1)" },
+		{ "stages", 0, OPT_STRING, &f->stages, "LIST", "tuning stages to run (default mapping,tiling,memory)" },
+		{ "top-k", 0, OPT_INT, &f->top_k, "K", "candidates kept through each stage (default 1)" },
+		{ "no-multi-seed", 0, OPT_FLAG, &f->no_multi_seed, NULL, "ablation: one seed" },
+		{ "no-refine", 0, OPT_FLAG, &f->no_refine, NULL, "ablation: skip algorithmic refinement" },
+		{ "no-hw-tune", 0, OPT_FLAG, &f->no_hw_tune, NULL, "ablation: skip the three tuning stages" },
+		{ "single-agent", 0, OPT_FLAG, &f->single_agent, NULL, "ablation: one agent instead of code/profile/debug" },
+		{ "no-profile", 0, OPT_FLAG, &f->no_profile, NULL, "do not run ncu (the profile agent gets timings only)" },
+		{ "max-tokens", 0, OPT_INT, &f->max_tokens, "N", "token budget per task" },
+		{ "max-cost", 0, OPT_DOUBLE, &f->max_cost, "USD", "cost budget per task" },
+		{ "quiet", 'q', OPT_FLAG, &f->quiet, NULL, "no progress lines" },
+		OPT_TABLE_END,
+	};
+	memcpy(table, t, sizeof(t));
+	return table;
+}
+
+int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *po)
+{
+	pipeline_opts_init(po);
+	if (f->seeds < 0 || f->seed_repairs < 0 || f->repairs < 0 || f->top_k < 0 || f->max_tokens < 0 ||
+	    f->max_cost < 0) {
+		err_set(ERR_INPUT, "budgets and counts must not be negative");
+		return -1;
+	}
+	if (f->seeds)
+		po->seeds = f->seeds;
+	if (f->no_multi_seed)
+		po->seeds = 1;
+	if (f->seed_repairs || f->seeds)
+		po->seed_repairs = f->seed_repairs ? f->seed_repairs : po->seed_repairs;
+	po->repairs = f->repairs ? f->repairs : po->repairs;
+	if (f->top_k > 8 || f->seeds > 16) {
+		err_set(ERR_INPUT, f->top_k > 8 ? "--top-k is at most 8" : "--seeds is at most 16");
+		return -1;
+	}
+	if (f->top_k)
+		po->top_k = f->top_k;
+	po->refine = !f->no_refine;
+	po->single_agent = f->single_agent;
+	po->profile = !f->no_profile;
+	if (f->stages) {
+		char *list = xstrdup(f->stages), *save = NULL;
+		po->stage_on[STAGE_MAPPING] = po->stage_on[STAGE_TILING] = po->stage_on[STAGE_MEMORY] = 0;
+		for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+			const struct stage *st = stage_by_name(s);
+			if (!st || st->id < STAGE_MAPPING) {
+				err_set(ERR_INPUT, "unknown tuning stage '%s' (use mapping, tiling, memory)", s);
+				free(list);
+				return -1;
+			}
+			po->stage_on[st->id] = 1;
+		}
+		free(list);
+	}
+	if (f->no_hw_tune)
+		po->stage_on[STAGE_MAPPING] = po->stage_on[STAGE_TILING] = po->stage_on[STAGE_MEMORY] = 0;
+	return 0;
+}
+
+json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipeline_opts *po,
+			    const struct eval_opts *eo)
+{
+	json_t *stages_on = json_array();
+	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY; s++)
+		if (po->stage_on[s])
+			json_array_append_new(stages_on, json_string(stages[s].name));
+	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b}",
+			 "seeds", po->seeds, "seed_repairs", po->seed_repairs, "repairs", po->repairs, "refine",
+			 po->refine, "tuning_stages", stages_on, "single_agent", po->single_agent, "top_k", po->top_k,
+			 "profile", po->profile, "trials", eo->trials, "iters", eo->iters, "warmup", eo->warmup,
+			 "precision", eo->precision, "compile_mode", eo->compile_mode, "clock", eo->clock, "timeout_s", eo->timeout_s,
+			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth);
+}
+

@@ -1,0 +1,42 @@
+/* flags.h: the command-line flags several commands share: evaluation flags and pipeline flags. */
+#ifndef EGG_FLAGS_H
+#define EGG_FLAGS_H
+
+#include <jansson.h>
+
+#include "../eval/eval.h"
+#include "../pipeline/pipeline.h"
+#include "../util/opt.h"
+
+/* Evaluation flags: egg eval, optimize, bench and selfcheck take them all. */
+struct eval_flags {
+	int trials, iters, warmup, no_truth, no_timing;
+	double atol, rtol, timeout;
+	const char *precision, *compile_mode, *clock;
+};
+
+void eval_flags_init(struct eval_flags *f);
+/* Their option table; points into `f`. */
+const struct opt *eval_flag_options(struct eval_flags *f);
+/* eval_opts_init(eo, device), then the flags given; -1 with ERR_INPUT. */
+int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval_opts *eo);
+
+/* Pipeline flags: egg optimize and bench. */
+struct pipeline_flags {
+	int seeds, seed_repairs, repairs, top_k;
+	const char *stages;
+	int no_multi_seed, no_refine, no_hw_tune, single_agent, no_profile;
+	int max_tokens;
+	double max_cost;
+	int quiet;
+};
+
+void pipeline_flags_init(struct pipeline_flags *f);
+const struct opt *pipeline_flag_options(struct pipeline_flags *f);
+/* pipeline_opts_init(po), then the flags given; -1 with ERR_INPUT. */
+int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *po);
+/* What a run records of its options. */
+json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipeline_opts *po,
+			    const struct eval_opts *eo);
+
+#endif

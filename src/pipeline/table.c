@@ -1,0 +1,34 @@
+/* table.c: the stage table a run prints: each stage's best time and its speedup over eager. */
+#include "table.h"
+
+#include <string.h>
+
+void pipeline_print_table(FILE *f, const char *task, const char *device, const char *clock, const json_t *baseline,
+			  const json_t *rows)
+{
+	double eager = json_number_value(json_object_get(baseline, "eager_ms"));
+	const json_t *row, *c = json_object_get(baseline, "compile_ms");
+	size_t i;
+	if (!strcmp(device, "cpu"))
+		fprintf(f, "egg: %s on cpu (CPU timings, Triton interpreter)\n", task);
+	else
+		fprintf(f, "egg: %s on %s (%s clock)\n", task, device, clock);
+	fprintf(f, "  %-26s %14s %18s\n", "stage", "time (ms)", "speedup vs eager");
+	if (baseline) {
+		fprintf(f, "  %-26s %14.4f %17.2fx\n", "PyTorch eager", eager, 1.0);
+		if (json_is_number(c))
+			fprintf(f, "  %-26s %14.4f %17.2fx\n", "torch.compile", json_number_value(c),
+				eager / json_number_value(c));
+	}
+	json_array_foreach(rows, i, row) {
+		const json_t *ms = json_object_get(row, "kernel_ms");
+		const char *title = json_string_value(json_object_get(row, "title"));
+		if (!json_is_number(ms))
+			fprintf(f, "  %-26s %14s %18s\n", title, "-", "-");
+		else if (baseline)
+			fprintf(f, "  %-26s %14.4f %17.2fx\n", title, json_number_value(ms), eager / json_number_value(ms));
+		else
+			fprintf(f, "  %-26s %14.4f %18s\n", title, json_number_value(ms), "-");
+	}
+}
+

@@ -1,0 +1,15 @@
+/* table.h: the stage table a run prints: each stage's best time and its speedup over eager. */
+#ifndef EGG_TABLE_H
+#define EGG_TABLE_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+/* Prints the rows ([{title, kernel_ms}]) of a task's stages, with eager and
+ * torch.compile from `baseline` (may be NULL), labelled with the device and
+ * the clock (CPU times are said to be the interpreter's). */
+void pipeline_print_table(FILE *f, const char *task, const char *device, const char *clock, const json_t *baseline,
+			  const json_t *rows);
+
+#endif

@@ -1,0 +1,340 @@
+/* run.c: opening, resuming, scheduling and summarising a run of tasks. */
+#include "run.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agents/agents.h"
+#include "../report/report.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/hash.h"
+#include "../util/timeutil.h"
+
+struct run {
+	struct run_shared shared;
+	const struct config *cfg;
+	struct strvec devices;
+	char *id;
+	char *runs_dir;
+	struct budget budget;
+	struct task_state *tasks;
+	int ntasks;
+	int resumed;
+	json_t *known;		/* a resumed run's tasks, from the store */
+	/* execution */
+	int next;		/* next task to start */
+	int quiet;
+	int done_flag;
+	pthread_mutex_t queue_mu;
+	double t0;
+};
+
+/* A run id: UTC time plus a random suffix, e.g. 20261129-101500-3f9a. */
+char *run_new_id(const char *hint)
+{
+	char stamp[32], rnd[8];
+	time_t t = time(NULL);
+	struct tm tm;
+	FILE *f = fopen("/dev/urandom", "rb");
+	unsigned v = (unsigned)time_mono_ms();
+	if (f) {
+		if (fread(&v, sizeof(v), 1, f) != 1)
+			v ^= (unsigned)t;
+		fclose(f);
+	}
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(rnd, sizeof(rnd), "%04x", v & 0xffff);
+	return hint ? xasprintf("%s-%s-%s", stamp, hint, rnd) : xasprintf("%s-%s", stamp, rnd);
+}
+
+/* What a new and a resumed run both need: store, LLM, cache, workers. */
+static struct run *open_common(const struct config *cfg, const struct run_opts *o, const char *id)
+{
+	struct run *r = xcalloc(1, sizeof(*r));
+	char *dir;
+	r->cfg = cfg;
+	r->id = xstrdup(id);
+	for (size_t i = 0; i < o->devices->n; i++)
+		strvec_push(&r->devices, o->devices->v[i]);
+	pthread_mutex_init(&r->budget.lock, NULL);
+	r->budget.max_tokens = o->run_max_tokens;
+	r->budget.max_cost = o->run_max_cost;
+	pthread_mutex_init(&r->shared.mu, NULL);
+	pthread_mutex_init(&r->queue_mu, NULL);
+	r->shared.cfg = cfg;
+	r->shared.run_id = r->id;
+	r->shared.budget = &r->budget;
+	r->shared.po = o->po;
+	r->shared.eo = o->eo;
+	r->shared.task_max_tokens = o->task_max_tokens;
+	r->shared.task_max_cost = o->task_max_cost;
+	r->runs_dir = xasprintf("%s/runs/%s", cfg->store, r->id);
+	r->shared.runs_dir = r->runs_dir;
+	if (!(r->shared.llm = llm_new(cfg, cfg->cache)) || !(r->shared.store = store_open(cfg->store)))
+		goto fail;
+	if (cfg->cache) {
+		dir = fs_join(cfg->store, "eval-cache");
+		r->shared.cache = evcache_open(dir);
+		free(dir);
+		if (!r->shared.cache)
+			goto fail;
+	}
+	if (fs_mkdir_p(r->runs_dir) < 0)
+		goto fail;
+	r->shared.pool = pool_new(cfg, (const char *const *)r->devices.v, (int)r->devices.n,
+				  o->workers_per_device > 0 ? o->workers_per_device : 2, r->runs_dir);
+	return r;
+fail:
+	run_close(r);
+	return NULL;
+}
+
+struct run *run_open(const struct config *cfg, const struct run_opts *o)
+{
+	char *id = run_new_id(o->id_hint);
+	struct run *r = open_common(cfg, o, id);
+	free(id);
+	if (r && store_run_create(r->shared.store, r->id, o->command, (json_t *)o->config) < 0) {
+		run_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct run *run_resume(const struct config *cfg, const struct run_opts *o, const char *id)
+{
+	struct run *r = open_common(cfg, o, id);
+	if (!r)
+		return NULL;
+	r->resumed = 1;
+	r->known = store_tasks(r->shared.store, id);
+	store_run_set_status(r->shared.store, id, "running");
+	return r;
+}
+
+int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir)
+{
+	size_t k;
+	json_t *t;
+	r->tasks = xrealloc(r->tasks, (size_t)(r->ntasks + (int)paths->n) * sizeof(*r->tasks));
+	memset(r->tasks + r->ntasks, 0, paths->n * sizeof(*r->tasks));
+	for (size_t i = 0; i < paths->n; i++) {
+		struct task_state *ts = &r->tasks[r->ntasks];
+		char hex[65] = "";
+		struct buf src = BUF_INIT;
+		ts->task_id = task_id_of(paths->v[i], &ts->group);
+		for (int j = 0; j < r->ntasks; j++)
+			if (!strcmp(r->tasks[j].task_id, ts->task_id)) {
+				char *dup = ts->task_id;
+				ts->task_id = xasprintf("%s_%zu", dup, i);
+				free(dup);
+				break;
+			}
+		ts->path = xstrdup(paths->v[i]);
+		ts->run_dir = run_dir ? xstrdup(run_dir) : NULL;
+		if (fs_read(paths->v[i], &src) == 0)
+			hash_hex(src.data ? src.data : "", src.len, hex);
+		err_clear();
+		buf_release(&src);
+		if (store_task_add(r->shared.store, r->id, ts->task_id, ts->path, ts->group, hex) < 0)
+			return -1;
+		r->ntasks++;
+		/* Finished tasks of a resumed run stay finished, except infrastructure
+		 * failures and waits, which a resume runs again. */
+		json_array_foreach(r->known, k, t) {
+			const char *st = json_string_value(json_object_get(t, "status"));
+			const json_t *res = json_object_get(t, "result");
+			const char *kind = json_string_value(json_object_get(res, "error_kind"));
+			if (strcmp(ts->task_id, json_string_value(json_object_get(t, "task_id")) ?: ""))
+				continue;
+			if (st && (!strcmp(st, "done") || (!strcmp(st, "failed") && !(kind && !strcmp(kind, "infra"))))) {
+				ts->finished = 1;
+				snprintf(ts->status, sizeof(ts->status), "%s", st);
+				ts->result = json_incref((json_t *)res);
+			}
+		}
+	}
+	return 0;
+}
+
+static void *task_thread(void *arg)
+{
+	struct run *r = arg;
+	for (;;) {
+		struct task_state *ts = NULL;
+		pthread_mutex_lock(&r->queue_mu);
+		while (r->next < r->ntasks && r->tasks[r->next].finished)
+			r->next++;
+		if (r->next < r->ntasks)
+			ts = &r->tasks[r->next++];
+		pthread_mutex_unlock(&r->queue_mu);
+		if (!ts)
+			return NULL;
+		ts->device = pool_place_task(r->shared.pool);
+		task_run(&r->shared, ts);
+		pool_unplace_task(r->shared.pool, ts->device);
+	}
+}
+
+static void fmt_time(char *out, size_t n, double s)
+{
+	if (s < 0 || isnan(s))
+		snprintf(out, n, "?");
+	else
+		snprintf(out, n, "%d:%02d:%02d", (int)(s / 3600), (int)fmod(s / 60, 60), (int)fmod(s, 60));
+}
+
+/* Progress on stderr: a redrawn block on a terminal, plain lines otherwise. */
+static void *progress_thread(void *arg)
+{
+	struct run *b = arg;
+	int tty = isatty(2), drawn = 0, reported = 0;
+	double last_plain = 0;
+	for (;;) {
+		int done = 0, failed = 0, waiting = 0, running = 0, finished_now = 0, stop;
+		long tokens = 0;
+		double cost = 0, elapsed = (time_mono_ms() - b->t0) / 1000, eta;
+		char el[32], et[32];
+		struct buf out = BUF_INIT;
+		pthread_mutex_lock(&b->shared.mu);
+		for (int i = 0; i < b->ntasks; i++) {
+			const struct task_state *t = &b->tasks[i];
+			tokens += t->tokens;
+			cost += t->cost;
+			if (t->finished) {
+				finished_now++;
+				if (!strcmp(t->status, "failed"))
+					failed++;
+				else if (!strcmp(t->status, "waiting"))
+					waiting++;
+				else
+					done++;
+			} else if (t->running) {
+				running++;
+			}
+		}
+		eta = finished_now ? elapsed / finished_now * (b->ntasks - finished_now) : NAN;
+		fmt_time(el, sizeof(el), elapsed);
+		fmt_time(et, sizeof(et), eta);
+		buf_addf(&out, "egg bench %s: %d/%d done, %d running, %d failed, %d waiting; %ld tokens, $%.4f; elapsed %s, ETA %s\n",
+			 b->shared.run_id, done, b->ntasks, running, failed, waiting, tokens, cost, el, et);
+		for (int i = 0; i < b->ntasks; i++) {
+			const struct task_state *t = &b->tasks[i];
+			if (t->running)
+				buf_addf(&out, "  %-40.40s [%s] %-10s %7ld tokens $%.4f %5.0f s\n", t->task_id,
+					 pool_device_name(b->shared.pool, t->device), t->stage, t->tokens, t->cost,
+					 (time_mono_ms() - t->started) / 1000);
+		}
+		pthread_mutex_unlock(&b->shared.mu);
+		stop = b->done_flag;
+		if (!b->quiet) {
+			if (tty) {
+				for (int i = 0; i < drawn; i++)
+					fputs("\033[1A\033[2K", stderr);
+				fputs(buf_str(&out), stderr);
+				drawn = 0;
+				for (const char *p = buf_str(&out); *p; p++)
+					drawn += *p == '\n';
+			} else if (finished_now != reported || elapsed - last_plain >= 15 || stop) {
+				/* Plain lines: the summary line only, on change or every 15 s. */
+				fprintf(stderr, "%.*s", (int)(strchr(buf_str(&out), '\n') - buf_str(&out) + 1), buf_str(&out));
+				last_plain = elapsed;
+				reported = finished_now;
+			}
+		}
+		buf_release(&out);
+		if (stop)
+			return NULL;
+		time_sleep_ms(tty ? 500 : 1000);
+	}
+}
+
+void run_execute(struct run *r, int jobs, enum run_progress progress)
+{
+	pthread_t *threads, board;
+	int waiting = 0;
+	if (jobs <= 0)
+		jobs = 2 * (int)r->devices.n;
+	r->shared.print_progress = progress == RUN_EVENTS;
+	r->quiet = progress != RUN_BOARD;
+	r->t0 = time_mono_ms();
+	r->done_flag = 0;
+	pthread_create(&board, NULL, progress_thread, r);
+	threads = xcalloc((size_t)jobs, sizeof(*threads));
+	for (int i = 0; i < jobs; i++)
+		pthread_create(&threads[i], NULL, task_thread, r);
+	for (int i = 0; i < jobs; i++)
+		pthread_join(threads[i], NULL);
+	r->done_flag = 1;
+	pthread_join(board, NULL);
+	free(threads);
+	for (int i = 0; i < r->ntasks; i++)
+		waiting += !strcmp(r->tasks[i].status, "waiting");
+	store_run_set_status(r->shared.store, r->id, waiting ? "waiting" : "done");
+	err_clear();
+}
+
+const char *run_id(const struct run *r)
+{
+	return r->id;
+}
+
+int run_task_count(const struct run *r)
+{
+	return r->ntasks;
+}
+
+const struct task_state *run_task(const struct run *r, int i)
+{
+	return &r->tasks[i];
+}
+
+json_t *run_report(struct run *r)
+{
+	return report_compute(r->shared.store, r->id);
+}
+
+void run_counts(const struct run *r, int *found, int *infra, int *waiting)
+{
+	*found = *infra = *waiting = 0;
+	for (int i = 0; i < r->ntasks; i++) {
+		*found += json_is_true(json_object_get(r->tasks[i].result, "found"));
+		*infra += !strcmp(r->tasks[i].error_kind, "infra");
+		*waiting += !strcmp(r->tasks[i].status, "waiting");
+	}
+}
+
+void run_close(struct run *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->ntasks; i++) {
+		free(r->tasks[i].task_id);
+		free(r->tasks[i].group);
+		free(r->tasks[i].path);
+		free(r->tasks[i].run_dir);
+		json_decref(r->tasks[i].result);
+	}
+	free(r->tasks);
+	pool_free(r->shared.pool);
+	evcache_close(r->shared.cache);
+	store_close(r->shared.store);
+	llm_free(r->shared.llm);
+	json_decref(r->known);
+	pthread_mutex_destroy(&r->shared.mu);
+	pthread_mutex_destroy(&r->queue_mu);
+	pthread_mutex_destroy(&r->budget.lock);
+	strvec_clear(&r->devices);
+	free(r->runs_dir);
+	free(r->id);
+	free(r);
+}

@@ -1,0 +1,71 @@
+/* run.h: a run of the EGG pipeline over tasks: open or resume, add tasks, execute, summarise, close. */
+#ifndef EGG_RUN_H
+#define EGG_RUN_H
+
+#include <jansson.h>
+
+#include "../config/config.h"
+#include "../eval/eval.h"
+#include "../pipeline/pipeline.h"
+#include "../util/strvec.h"
+#include "task.h"
+
+/*
+ * A run owns what its tasks share: the store and its record of the run,
+ * the LLM client, the evaluation cache, the eval workers of every device,
+ * and the run's budget. `egg optimize` is a run of one task, `egg bench` a
+ * run of many; both are thin callers of this module.
+ */
+struct run;
+
+struct run_opts {
+	const char *command;		/* "optimize" or "bench", as the store records it */
+	const char *id_hint;		/* part of a new run's id (a task's name), or NULL */
+	const struct strvec *devices;	/* e.g. cuda:0, cuda:1; or cpu (several for CPU "devices") */
+	int workers_per_device;		/* 0: 2 */
+	struct pipeline_opts po;
+	struct eval_opts eo;		/* its device, lock and cache are set per task */
+	long task_max_tokens;		/* budgets; 0: none */
+	double task_max_cost;
+	long run_max_tokens;
+	double run_max_cost;
+	const json_t *config;		/* recorded with a new run */
+};
+
+/* How a run reports while it executes. */
+enum run_progress {
+	RUN_QUIET,			/* nothing */
+	RUN_EVENTS,			/* one line per pipeline event (one task: egg optimize) */
+	RUN_BOARD,			/* a board of running tasks (a terminal) or a summary line */
+};
+
+/* A new run in cfg->store; NULL with the error (ERR_INPUT for a bad
+ * setting, ERR_INFRA for the store, the cache, the model). */
+struct run *run_open(const struct config *cfg, const struct run_opts *o);
+/* An existing run, to finish: its finished tasks stay finished (an
+ * infrastructure failure or a wait is not finished). NULL with the error. */
+struct run *run_resume(const struct config *cfg, const struct run_opts *o, const char *run_id);
+/*
+ * Registers tasks (a resumed run already knows them). `run_dir`, for a run
+ * of one task, is its folder (default STORE/runs/RUN/TASK). Returns 0, or -1
+ * with ERR_INFRA when the store refuses.
+ */
+int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir);
+/* Runs every unfinished task, `jobs` at once (0: 2 per device), and sets
+ * the run's status ("done", or "waiting" when a task waits for a reply).
+ * Task failures are the tasks' statuses, never this function's. */
+void run_execute(struct run *r, int jobs, enum run_progress progress);
+
+const char *run_id(const struct run *r);
+int run_task_count(const struct run *r);
+const struct task_state *run_task(const struct run *r, int i);
+/* The report of the run (report_compute); owned, or NULL with the error. */
+json_t *run_report(struct run *r);
+/* Counts over the tasks: found a kernel, failed on infrastructure, waiting. */
+void run_counts(const struct run *r, int *found, int *infra, int *waiting);
+void run_close(struct run *r);
+
+/* A new run id (UTC time, `hint`, random suffix); owned. */
+char *run_new_id(const char *hint);
+
+#endif

@@ -8,6 +8,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "worker"))
+from wlib import full_request  # noqa: E402  (egg's settings for every field left out)
 
 
 class Worker:
@@ -22,7 +24,7 @@ class Worker:
 
     def call(self, req: dict) -> dict:
         self.n += 1
-        self.p.stdin.write(json.dumps(dict(req, id=self.n)) + "\n")
+        self.p.stdin.write(json.dumps(dict(full_request(req), id=self.n)) + "\n")
         self.p.stdin.flush()
         reply = json.loads(self.p.stdout.readline())
         if not reply.get("ok"):
@@ -40,6 +42,6 @@ class Worker:
 
 def eval_request(task: str, kernel: str, device: str, **kw) -> dict:
     req = {"op": "eval", "device": device, "task_source": open(task).read(), "kernel_source": open(kernel).read(),
-           "trials": 5, "warmup": 10, "iters": 100, "timeout_s": 600}
+           "trials": 5, "warmup": 10, "iters": 100, "timeout_s": 600.0}
     req.update(kw)
     return req

@@ -70,18 +70,20 @@ int eval_opts_set_clock(struct eval_opts *o, const char *clock)
 	return 0;
 }
 
-static json_t *base_request(const char *op, const struct eval_opts *o, const char *task_source)
+json_t *eval_job_request(const char *op, const struct eval_opts *o, const char *task_source)
 {
-	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:f}", "op", op, "device", o->device,
-			      "task_source", task_source, "warmup", o->warmup, "iters", o->iters,
-			      "precision", o->precision, "clock", o->clock, "timeout_s", o->timeout_s);
-	if (o->lock)
-		json_object_set_new(r, "lock", json_string(o->lock));
-	if (o->atol >= 0)
-		json_object_set_new(r, "atol", json_real(o->atol));
-	if (o->rtol >= 0)
-		json_object_set_new(r, "rtol", json_real(o->rtol));
-	json_object_set_new(r, "truth", json_boolean(o->truth));
+	return json_pack("{s:s, s:s, s:s, s:f, s:s?}", "op", op, "device", o->device, "task_source", task_source,
+			 "timeout_s", o->timeout_s, "lock", o->lock);
+}
+
+/* A job that runs the task under egg's numerics and clock. */
+static json_t *run_request(const char *op, const struct eval_opts *o, const char *task_source)
+{
+	json_t *r = eval_job_request(op, o, task_source);
+	json_object_set_new(r, "precision", json_string(o->precision));
+	json_object_set_new(r, "clock", json_string(o->clock));
+	json_object_set_new(r, "warmup", json_integer(o->warmup));
+	json_object_set_new(r, "iters", json_integer(o->iters));
 	return r;
 }
 
@@ -148,9 +150,8 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 		json_object_set_new(res, "cached", json_true());
 		goto out;
 	}
-	req = base_request("baseline", o, task_source);
+	req = run_request("baseline", o, task_source);
 	json_object_set_new(req, "compile_mode", json_string(o->compile_mode));
-	json_object_set_new(req, "compile", json_boolean(strcmp(o->compile_mode, "none") != 0));
 	json_object_set_new(req, "timeout_s", json_real(o->timeout_s * 4));
 	res = worker_call(w, req, o->timeout_s * 4000 + 120000);
 	if (!res)
@@ -171,17 +172,16 @@ out:
 }
 
 static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char *task_source,
-			const char *kernel_source, double eager_ms)
+			const char *kernel_source)
 {
-	json_t *req = base_request("eval", o, task_source), *res;
-	if (kernel_source)
-		json_object_set_new(req, "kernel_source", json_string(kernel_source));
-	else
-		json_object_set_new(req, "selfcheck", json_true());
+	json_t *req = run_request("eval", o, task_source), *res;
+	json_object_set_new(req, "kernel_source", kernel_source ? json_string(kernel_source) : json_null());
+	json_object_set_new(req, "selfcheck", json_boolean(!kernel_source));
 	json_object_set_new(req, "trials", json_integer(o->trials));
 	json_object_set_new(req, "timing", json_boolean(o->timing));
-	if (eager_ms > 0)
-		json_object_set_new(req, "eager_ms", json_real(eager_ms));
+	json_object_set_new(req, "truth", json_boolean(o->truth));
+	json_object_set_new(req, "atol", o->atol >= 0 ? json_real(o->atol) : json_null());
+	json_object_set_new(req, "rtol", o->rtol >= 0 ? json_real(o->rtol) : json_null());
 	res = worker_call(w, req, o->timeout_s * 1000 + 120000);
 	if (!res && err_kind() == ERR_INFRA) {
 		/* The worker itself died or hung (not the candidate: that would be a
@@ -216,7 +216,7 @@ static json_t *verdict(struct worker *w, const struct eval_opts *o, const char *
 		       const char *kernel_source, const json_t *baseline)
 {
 	double eager = baseline ? num(baseline, "eager_ms") : NAN;
-	json_t *res = run_eval(w, o, task_source, kernel_source, isnan(eager) ? 0 : eager);
+	json_t *res = run_eval(w, o, task_source, kernel_source);
 	double k;
 
 	if (!res)
@@ -226,7 +226,7 @@ static json_t *verdict(struct worker *w, const struct eval_opts *o, const char *
 	    !isnan(eager) && !isnan(k) && k > 0 && eager / k > o->speedup_bound) {
 		/* Too good to trust from one process: measure again in a fresh one
 		 * and keep the slower of the two. */
-		json_t *again = run_eval(w, o, task_source, kernel_source, eager);
+		json_t *again = run_eval(w, o, task_source, kernel_source);
 		json_t *flags = json_object_get(res, "flags");
 		double k2 = again ? num(again, "kernel_ms") : NAN;
 		if (!again || strcmp(json_string_value(json_object_get(again, "verdict")) ?: "", "pass")) {
@@ -281,7 +281,7 @@ json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *
 
 json_t *eval_selfcheck(struct worker *w, const struct eval_opts *o, const char *task_source)
 {
-	return run_eval(w, o, task_source, NULL, 0);
+	return run_eval(w, o, task_source, NULL);
 }
 
 json_t *eval_task_size(struct worker *w, const char *device, const char *task_source)

@@ -35,6 +35,10 @@ int eval_opts_set_precision(struct eval_opts *o, const char *precision);
 int eval_opts_set_compile_mode(struct eval_opts *o, const char *mode);
 int eval_opts_set_clock(struct eval_opts *o, const char *clock);
 
+/* A worker request for `op` with the fields every job carries: device,
+ * task_source, timeout_s, lock (null: the device's own). Owned. */
+json_t *eval_job_request(const char *op, const struct eval_opts *o, const char *task_source);
+
 /* Facts about the device from the worker's probe: name, SM count, L2 size,
  * memory, driver (GPU) or the platform (CPU). Owned; NULL with an error. */
 json_t *eval_device_facts(struct worker *w, const char *device);

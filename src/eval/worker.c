@@ -190,6 +190,13 @@ static int worker_start(struct worker *w)
 		worker_kill(w);
 		goto out;
 	}
+	if (json_integer_value(json_object_get(w->hello, "protocol")) != WORKER_PROTOCOL) {
+		err_set(ERR_INFRA, "eval worker '%s' speaks protocol %lld; this egg speaks %d (install the same egg "
+			"version where the worker runs)", w->proc.argv.v[0],
+			json_integer_value(json_object_get(w->hello, "protocol")), WORKER_PROTOCOL);
+		worker_kill(w);
+		goto out;
+	}
 	rc = 0;
 out:
 	buf_release(&line);
@@ -264,7 +271,7 @@ const json_t *worker_probe(struct worker *w)
 	if (w->probe && w->probe_start == w->starts && w->running)
 		return w->probe;
 	json_decref(w->probe);
-	req = json_pack("{s:s}", "op", "probe");
+	req = json_pack("{s:s, s:b}", "op", "probe", "ncu", 0);
 	w->probe = worker_call(w, req, 300000);
 	json_decref(req);
 	w->probe_start = w->starts;

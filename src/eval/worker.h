@@ -14,6 +14,10 @@
  */
 struct worker;
 
+/* The worker protocol this egg speaks (worker/PROTOCOL.md; the worker says
+ * its own in its hello line, and a mismatch is refused). */
+#define WORKER_PROTOCOL 2
+
 /* `log_path` receives the worker's stderr (NULL: discarded). Borrowed
  * strings must outlive the worker. Never fails: errors surface on calls. */
 struct worker *worker_new(const struct config *cfg, const char *device_kind, const char *log_path);

@@ -6,6 +6,9 @@
 #include "../util/err.h"
 #include "ncu.h"
 
+/* Seconds one ncu run of a candidate may take. */
+#define PROFILE_TIMEOUT_S 240
+
 static json_t *unavailable(const char *fmt, const char *detail)
 {
 	return json_pack("{s:b, s:o}", "available", 0, "reason", json_sprintf(fmt, detail ? detail : ""));
@@ -51,12 +54,17 @@ static json_t *measure(struct worker *w, const struct eval_opts *o, const char *
 	for (size_t i = 0; i < args.n; i++)
 		json_array_append_new(jargs, json_string(args.v[i]));
 	strvec_clear(&args);
-	req = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:f, s:i, s:i}", "op", "profile", "device", o->device,
-			"task_source", task_source, "kernel_source", kernel_source, "ncu_args", jargs,
-			"precision", o->precision, "timeout_s", 240.0, "warmup", 3, "calls", 1);
-	if (o->lock)
-		json_object_set_new(req, "lock", json_string(o->lock));
-	res = worker_call(w, req, 240000 + 120000);
+	/* One profiled call after 3 warm-up calls; ncu itself is found on the
+	 * worker's machine (its PATH, else the CUDA toolkit's). */
+	req = eval_job_request("profile", o, task_source);
+	json_object_set_new(req, "timeout_s", json_real(PROFILE_TIMEOUT_S));
+	json_object_set_new(req, "kernel_source", json_string(kernel_source));
+	json_object_set_new(req, "precision", json_string(o->precision));
+	json_object_set_new(req, "warmup", json_integer(3));
+	json_object_set_new(req, "calls", json_integer(1));
+	json_object_set_new(req, "ncu_args", jargs);
+	json_object_set_new(req, "ncu", json_null());
+	res = worker_call(w, req, (PROFILE_TIMEOUT_S + 120) * 1000);
 	json_decref(req);
 	if (!res) {
 		out = unavailable("the profiling job failed: %s", err_msg());

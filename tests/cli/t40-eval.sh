@@ -58,7 +58,7 @@ expect_err "cannot start the eval worker|before saying hello" "the error says th
 
 cat >"$TMP/dying-worker" <<'SH'
 #!/bin/sh
-echo '{"event": "hello", "device_kind": "cpu"}'
+echo '{"event": "hello", "protocol": 2, "device_kind": "cpu"}'
 read line
 exit 0
 SH
@@ -69,5 +69,15 @@ expect_err "eval worker died during a job" "the error says the worker died durin
 
 run_egg eval --device cpu --no-baseline --iters 2 --worker-cmd "$EGG worker" --json "$T/row_sum.py" "$T/row_sum_kernel.py"
 expect_rc 0 "a worker started through a stdio-carrying command (egg worker) works"
+
+cat >"$TMP/old-worker" <<'SH'
+#!/bin/sh
+echo '{"event": "hello", "protocol": 1, "device_kind": "cpu"}'
+read line
+SH
+chmod +x "$TMP/old-worker"
+run_egg eval --device cpu --no-baseline --worker-cmd "$TMP/old-worker" "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 3 "a worker of another protocol version is an infrastructure failure"
+expect_err "speaks protocol 1; this egg speaks 2" "the error names both versions"
 
 finish

@@ -11,7 +11,7 @@ import sys
 def main() -> int:
     kind = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
     out = sys.stdout
-    out.write(json.dumps({"event": "hello", "protocol": 1, "device_kind": kind, "torch": "fake", "triton": "fake"}) + "\n")
+    out.write(json.dumps({"event": "hello", "protocol": 2, "device_kind": kind, "torch": "fake", "triton": "fake"}) + "\n")
     out.flush()
     for line in sys.stdin:
         req = json.loads(line)
@@ -26,7 +26,7 @@ def main() -> int:
         elif op == "profile":
             res = {"rc": None, "csv": "", "error": "fake worker: no profiler"}
         else:
-            h = int(hashlib.sha256(req.get("kernel_source", "").encode()).hexdigest()[:8], 16)
+            h = int(hashlib.sha256(req.get("kernel_source") or "".encode()).hexdigest()[:8], 16)
             ms = 0.2 + (h % 1000) / 1000
             res = {"verdict": "pass", "stage": "done", "reason": None, "log": "", "trials": 5, "correct_trials": 5,
                    "kernel_ms": ms, "timing": {"median": ms, "cv": 0.0, "iters": 100}, "flags": [],

@@ -1,4 +1,4 @@
-"""test_adversarial.py: every exploit class of shared/THREATS.md against the real
+"""test_adversarial.py: every exploit class of docs/threat-model.md against the real
 worker: each adversarial candidate must be rejected at the expected stage (or
 timed honestly), and the honest controls must pass. Prints the table."""
 from __future__ import annotations
@@ -61,7 +61,7 @@ def main() -> int:
         sizes = {"iters": 3, "warmup": 1} if device == "cpu" else {"iters": 50, "warmup": 5}
         t0 = time.monotonic()
         r = w.call({"op": "eval", "device": device, "task_source": open(task_path(meta["task"])).read(),
-                    "kernel_source": open(path).read(), "trials": 5, "timeout_s": 300, **sizes})
+                    "kernel_source": open(path).read(), "trials": 5, "timeout_s": 300.0, **sizes})
         if not r.get("ok"):
             tap.ok(False, f"{name}: the worker answered", r)
             continue

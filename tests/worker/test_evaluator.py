@@ -22,7 +22,7 @@ def read(*parts: str) -> str:
 
 def verdict(w: Worker, task: str, kernel: str | None, **kw) -> dict:
     req = {"op": "eval", "device": "cpu", "task_source": read(task), "trials": 5, "iters": 3, "warmup": 1,
-           "timing": False, "timeout_s": 240}
+           "timing": False, "timeout_s": 240.0}
     if kernel is None:
         req["selfcheck"] = True
     else:

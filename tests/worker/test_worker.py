@@ -144,7 +144,7 @@ raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or 
     tap.ok(not r.get("ok") and r.get("kind") == "input" and "unknown clock 'wall'" in r.get("error", ""),
            "an unknown clock is an input error", r)
 
-    r = w.call({"op": "baseline", "device": "cpu", "task_source": BRS, "iters": 3, "warmup": 1, "compile": False})
+    r = w.call({"op": "baseline", "device": "cpu", "task_source": BRS, "iters": 3, "warmup": 1, "compile_mode": "none"})
     res = r.get("result", {})
     tap.ok(r.get("ok") and res.get("eager_ms", 0) > 0 and res["eager"]["iters"] == 3,
            "the baseline op times the eager reference", r)
@@ -153,6 +153,17 @@ raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or 
 
     r = w.call({"op": "nonsense"})
     tap.ok(not r.get("ok") and "unknown op" in r.get("error", ""), "an unknown op is refused", r)
+    r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "selfcheck": False,
+                "trials": 5}, complete=False)
+    tap.ok(not r.get("ok") and r.get("kind") == "input" and "lacks" in r.get("error", "")
+           and "precision" in r.get("error", ""),
+           "a request without every setting is refused, naming what it lacks (the worker has no defaults)", r)
+    r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "trials": "5"})
+    tap.ok(not r.get("ok") and r.get("kind") == "input" and "'trials' has the wrong type" in r.get("error", ""),
+           "a setting of the wrong type is refused", r)
+    r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "trails": 5})
+    tap.ok(not r.get("ok") and r.get("kind") == "input" and "unknown field 'trails'" in r.get("error", ""),
+           "a misspelt field is refused rather than ignored", r)
     w.close()
     return tap.done()
 

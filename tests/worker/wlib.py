@@ -8,6 +8,26 @@ import sys
 
 ROOT = os.environ.get("EGG_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TASKS = os.path.join(ROOT, "tests", "tasks")
+sys.path.insert(0, os.path.join(ROOT, "worker"))
+from egg_worker.messages import REQUESTS  # noqa: E402
+
+# What egg sends when the user sets nothing (src/eval/eval.c, eval_opts_init
+# and the CPU loop sizes; profile.c): the worker has no defaults of its own,
+# so these clients, standing in for egg, fill in every field a test leaves out.
+EGG_SENDS = {"timeout_s": 300.0, "lock": None, "precision": "fp32", "clock": "gpu", "warmup": 1, "iters": 5,
+             "kernel_source": None, "selfcheck": False, "trials": 5, "timing": True, "truth": True, "atol": None,
+             "rtol": None, "compile_mode": "default", "calls": 1, "ncu_args": [], "ncu": None}
+
+
+def full_request(req: dict) -> dict:
+    """`req` with every field its op needs that it leaves out set as egg sets
+    it; an unknown op is sent as it is (the worker refuses it)."""
+    fields = REQUESTS.get(req.get("op"), {})
+    out = {k: v for k, v in EGG_SENDS.items() if k in fields}
+    out.update(req)
+    if req.get("op") == "eval" and "selfcheck" not in req:
+        out["selfcheck"] = out.get("kernel_source") is None
+    return out
 
 
 class Worker:
@@ -18,9 +38,11 @@ class Worker:
         self.hello = json.loads(self.p.stdout.readline())
         self.n = 0
 
-    def call(self, req: dict) -> dict:
+    def call(self, req: dict, complete: bool = True) -> dict:
+        """One request (completed with egg's settings unless complete=False)
+        and its reply."""
         self.n += 1
-        req = dict(req, id=self.n)
+        req = dict(full_request(req) if complete else req, id=self.n)
         self.p.stdin.write(json.dumps(req) + "\n")
         self.p.stdin.flush()
         line = self.p.stdout.readline()
@@ -30,7 +52,7 @@ class Worker:
 
     def eval(self, task: str, kernel_source: str, **kw) -> dict:
         req = {"op": "eval", "device": "cpu", "task_source": open(task).read(), "kernel_source": kernel_source,
-               "iters": 3, "warmup": 1, "trials": 5, "timeout_s": 240}
+               "iters": 3, "warmup": 1, "trials": 5, "timeout_s": 240.0}
         req.update(kw)
         return self.call(req)
 

@@ -29,6 +29,7 @@ from . import faults, sandbox
 from .guards import Guard, apply_precision, candidate_threads, global_flags
 from .inputs import build, fresh_like, init_inputs, trial_inputs
 from .logs import exception_log, trim
+from .messages import Cmd, Event
 from .outputs import OutputError, Region, flatten, fingerprint, mismatch, spec, write_outputs
 from .proto import Channel
 from .taskload import TaskError, load_module, load_task, size_constants
@@ -184,13 +185,13 @@ def run(ch: Channel, job: dict, region: Region) -> None:
                 torch.set_num_threads(job["cpu_threads"])
         with harness("timer setup", "load"):
             apply_precision(job["precision"])
-            timer = Timer(device, job["l2_bytes"], job.get("clock", "gpu"))
+            timer = Timer(device, job["l2_bytes"], job["clock"])
             guard = Guard()
         _serve(ch, job, facts, device, timer, guard, region)
     except Failure as f:
-        ch.send({"event": "fail", "stage": f.stage, "reason": f.reason, "log": f.log, **f.extra})
+        ch.send({"event": Event.FAIL, "stage": f.stage, "reason": f.reason, "log": f.log, **f.extra})
     except HarnessError as h:
-        ch.send({"event": "harness_error", "where": h.where, "error": h.error, "log": h.log})
+        ch.send({"event": Event.HARNESS_ERROR, "where": h.where, "error": h.error, "log": h.log})
 
 
 def _load(job: dict, device: torch.device, selfcheck: bool = False):
@@ -257,13 +258,13 @@ def _load(job: dict, device: torch.device, selfcheck: bool = False):
 def _trial(ch: Channel, job: dict, task, model, guard: Guard, timer: Timer, device: torch.device,
            ref: dict, region: Region, t: int, variant: str, threads0: set, flags0: dict) -> int:
     """One correctness trial; returns the Triton launches it made."""
-    selfcheck = job.get("selfcheck", False)
+    selfcheck = job["selfcheck"]
     with harness("making the trial's inputs"):
         inputs = trial_inputs(task, job["trial_seeds"][t], t, device, variant)
         before = [fingerprint(x) if isinstance(x, torch.Tensor) else None for x in inputs]
     stage = "compile" if t == 0 else "run"
     try:
-        faults.inject("candidate-oom", job.get("alone", False))
+        faults.inject("candidate-oom", job["alone"])
         with torch.no_grad(), guard.watch():
             out = model(*inputs)
         timer.sync()
@@ -305,16 +306,16 @@ def _trial(ch: Channel, job: dict, task, model, guard: Guard, timer: Timer, devi
     strays = candidate_threads(threads0, job.get("kernel_path") or "")
     if strays:
         raise Failure("integrity", f"forward left threads running: {', '.join(strays)}")
-    ch.send({"event": "outputs", "trial": t, "specs": specs, "launches": guard.launches})
+    ch.send({"event": Event.OUTPUTS, "trial": t, "specs": specs, "launches": guard.launches})
     return guard.launches
 
 
 def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Timer, guard: Guard,
            region: Region) -> None:
-    task, model, matched = _load(job, device, job.get("selfcheck", False))
-    ch.send({"event": "loaded", "sandbox": facts, "state_copied": matched})
+    task, model, matched = _load(job, device, job["selfcheck"])
+    ch.send({"event": Event.LOADED, "sandbox": facts, "state_copied": matched})
     cmd = ch.recv()
-    if cmd.get("cmd") != "trials":
+    if cmd.get("cmd") != Cmd.TRIALS:
         return
     ref = cmd["reference"]
     with harness("mapping the output region", "load"):
@@ -327,14 +328,14 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
     launches = []
     while True:
         cmd = ch.recv()
-        if cmd.get("cmd") != "trial":
+        if cmd.get("cmd") != Cmd.TRIAL:
             break
         t0 = time.perf_counter()
         launches.append(_trial(ch, job, task, model, guard, timer, device, ref, region, int(cmd["trial"]),
                                str(cmd["variant"]), threads0, flags0))
         if compile_s is None:
             compile_s = time.perf_counter() - t0
-    ch.send({"event": "trials_done", "compile_s": compile_s, "launches_per_call": max(launches or [0])})
+    ch.send({"event": Event.TRIALS_DONE, "compile_s": compile_s, "launches_per_call": max(launches or [0])})
 
     torch.utils.deterministic.fill_uninitialized_memory = False
     torch.use_deterministic_algorithms(False)
@@ -343,29 +344,29 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
     while True:
         cmd = ch.recv()
         what = cmd.get("cmd")
-        if what == "exit":
+        if what == Cmd.EXIT:
             return
-        if what == "stats":
-            ch.send(dict(memory_stats(), event="stats"))
+        if what == Cmd.STATS:
+            ch.send(dict(memory_stats(), event=Event.STATS))
             continue
         try:
-            if what in ("warmup", "calibrate", "time"):
+            if what in (Cmd.WARMUP, Cmd.CALIBRATE, Cmd.TIME):
                 if base is None:
                     with harness("making the timing inputs", "timing"):
                         base = trial_inputs(task, cmd["base_seed"], 0, device, "task")
                         dummy = [torch.zeros(s["shape"], device=device) for s in ref["outputs"]]
                 with torch.no_grad():
-                    if what == "warmup":
+                    if what == Cmd.WARMUP:
                         # Checksums here too: their one-time setup is paid before calibration.
                         timer.run(model, base, cmd["seed"], cmd["n"], checksums=True, warmup=True)
-                        ch.send({"event": "warm"})
-                    elif what == "calibrate":
+                        ch.send({"event": Event.WARM})
+                    elif what == Cmd.CALIBRATE:
                         timer.run(None, base, cmd["seed"], cmd["n"], checksums=True, dummy_outputs=dummy)
-                        ch.send({"event": "calibrated"})
+                        ch.send({"event": Event.CALIBRATED})
                     else:
                         r = timer.run(model, base, cmd["seed"], cmd["n"], checksums=True)
-                        ch.send({"event": "timed", "spin_ms": timer.spin_ms if timer.clock == "gpu" else 0.0, **r})
-            elif what == "guarded":
+                        ch.send({"event": Event.TIMED, "spin_ms": timer.spin_ms if timer.clock == "gpu" else 0.0, **r})
+            elif what == Cmd.GUARDED:
                 counts, bad = [], []
                 for i in range(cmd["n"]):
                     inputs = fresh_like(base, cmd["seed"] + i, device)
@@ -374,9 +375,9 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
                     timer.sync()
                     counts.append(guard.launches)
                     bad.extend(guard.violations)
-                if job.get("selfcheck"):
+                if job["selfcheck"]:
                     counts, bad = [max(counts + [1])] * len(counts), []
-                ch.send({"event": "guarded", "launches": counts, "violations": sorted(set(bad))})
+                ch.send({"event": Event.GUARDED, "launches": counts, "violations": sorted(set(bad))})
         except (Failure, HarnessError):
             raise
         except BaseException as e:

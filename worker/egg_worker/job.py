@@ -28,6 +28,7 @@ from . import candidate, reference, sandbox, sizes, static_scan
 from .children import Child, spawn, sweep_orphans
 from .locks import device_lock, occupancy
 from .logs import trim
+from .messages import Cmd, Event
 from .outputs import Region
 from .proto import ChannelClosed, Deadline
 from .taskload import TaskError
@@ -57,8 +58,6 @@ class Scratch:
     own folder (its copy of the task, the kernel, caches), logs."""
 
     def __init__(self, ctx: dict, job: dict, candidate: bool):
-        if job.get("clock", "gpu") not in ("gpu", "latency"):
-            raise InputError(f"unknown clock '{job.get('clock')}' (use gpu or latency)")
         self.path = tempfile.mkdtemp(prefix="egg-job-")
         self.task_path = os.path.join(self.path, "task.py")
         with open(self.task_path, "w") as f:
@@ -85,11 +84,13 @@ class Scratch:
 
 
 def _common(ctx: dict, job: dict, scratch: Scratch) -> dict:
-    device = job.get("device", "cpu")
-    return {"device": device, "precision": job.get("precision", "fp32"),
+    # atol, rtol and clock are absent from the jobs that neither compare nor
+    # time (messages.REQUESTS); every other field egg always sends.
+    device = job["device"]
+    return {"device": device, "precision": job["precision"],
             "l2_bytes": ctx["l2_bytes"].get(device, 0), "cpu_threads": ctx["cpu_threads"],
             "scratch": scratch.path, "task_path": scratch.task_path,
-            "atol": job.get("atol"), "rtol": job.get("rtol"), "clock": job.get("clock", "gpu")}
+            "atol": job.get("atol"), "rtol": job.get("rtol"), "clock": job.get("clock")}
 
 
 class Phases:
@@ -127,11 +128,11 @@ def _candidate_msg(c: Child, deadline: float, stage: str) -> dict:
         raise Verdict(stage, "timed out", c.log_tail()) from None
     except (ChannelClosed, ValueError):
         raise Verdict(stage, f"candidate process {c.describe_exit()} without a result", c.log_tail()) from None
-    if msg.get("event") == "harness_error":
+    if msg.get("event") == Event.HARNESS_ERROR:
         raise InfraError(f"egg's evaluation harness failed in the candidate's process while "
                          f"{str(msg.get('where'))[:80]}: {str(msg.get('error'))[:300]}",
                          str(msg.get("log", ""))[-3000:])
-    if msg.get("event") == "fail":
+    if msg.get("event") == Event.FAIL:
         st = msg.get("stage") if msg.get("stage") in STAGES else stage
         log = str(msg.get("log", ""))
         tail = c.log_tail(1500)
@@ -157,9 +158,9 @@ def _reference_msg(r: Child, deadline: float) -> dict:
         raise InfraError("the reference process timed out") from None
     except (ChannelClosed, ValueError):
         raise InfraError(f"the reference process {r.describe_exit()}", trim(r.log_tail(4000), 3000)) from None
-    if msg.get("event") == "oom":
+    if msg.get("event") == Event.OOM:
         raise ReferenceOOM(str(msg.get("error")), msg.get("memory") or {})
-    if msg.get("event") == "task_error":
+    if msg.get("event") == Event.TASK_ERROR:
         raise InputError(msg["error"])
     return msg
 
@@ -205,7 +206,7 @@ def _refuse_if_too_big(ctx: dict, job: dict) -> None:
     """An evaluation that cannot fit in memory is refused before it starts."""
     size = run_size(ctx, job)
     need = size.get("need_bytes")
-    device = job.get("device", "cpu")
+    device = job["device"]
     have = sizes.available_host_bytes() if device == "cpu" else ctx.get("memory_bytes", {}).get(device)
     if need and have and need > have:
         where = "memory on this machine" if device == "cpu" else f"memory on {device}"
@@ -218,9 +219,6 @@ def _refuse_if_too_big(ctx: dict, job: dict) -> None:
 def run_eval(ctx: dict, job: dict) -> dict:
     """An evaluation; run again alone on its device when a process ran out
     of memory while it shared the device."""
-    trials = int(job.get("trials", 5))
-    if trials < 1:
-        raise InputError("trials must be at least 1")
     _refuse_if_too_big(ctx, job)
     try:
         with occupancy(job, alone=False):
@@ -233,11 +231,11 @@ def run_eval(ctx: dict, job: dict) -> dict:
 
 
 def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
-    trials = int(job.get("trials", 5))
-    selfcheck = bool(job.get("selfcheck"))
+    trials = job["trials"]
+    selfcheck = job["selfcheck"]
     phases = Phases()
     sweep_orphans(set())  # nothing a previous candidate left may load the machine now
-    timeout = float(job.get("timeout_s", 600))
+    timeout = float(job["timeout_s"])
     deadline = time.monotonic() + timeout
     scratch = Scratch(ctx, job, candidate=True)
     common = _common(ctx, job, scratch)
@@ -246,7 +244,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     res = {"verdict": "fail", "stage": "load", "reason": None, "log": "", "trials": trials,
            "correct_trials": 0, "max_abs_err": None, "max_rel_err": None, "kernel_ms": None,
            "triton_launches": None, "device": common["device"], "timing": None,
-           "flags": [] if selfcheck else static_scan.scan(job.get("kernel_source", "")),
+           "flags": [] if selfcheck else static_scan.scan(job["kernel_source"]),
            "compile_s": None, "sandbox": None, "phases_s": phases.seconds, "ran_alone": alone,
            "selfcheck": selfcheck, "truth": None, "memory": {}, "io_bytes": None}
     if selfcheck:
@@ -255,7 +253,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     if common["device"] == "cpu":
         res["flags"].append("cpu_timing: Triton interpreter on the CPU; times are CPU times")
     ref_job = dict(common, weight_seed=weight_seed, trial_seeds=trial_seeds, alone=alone,
-                   truth=bool(job.get("truth", True)), selfcheck=selfcheck)
+                   truth=job["truth"], selfcheck=selfcheck)
     cand_job = dict(common, weight_seed=weight_seed, trial_seeds=trial_seeds, task_path=scratch.cand_task_path,
                     alone=alone,
                     kernel_path=scratch.kernel_path, memory_limit=ctx.get("memory_limit"), selfcheck=selfcheck,
@@ -276,20 +274,20 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
             loaded = _candidate_msg(c, deadline, "load")
             res["sandbox"] = loaded.get("sandbox")
             phases.mark("load")
-            c.ch.send({"cmd": "trials", "reference": {"outputs": ready["outputs"], "aliases": ready["aliases"]}})
+            c.ch.send({"cmd": Cmd.TRIALS, "reference": {"outputs": ready["outputs"], "aliases": ready["aliases"]}})
             errs, rels = [], []
             for t in range(trials):
                 stage = "compile" if t == 0 else "run"
-                r.ch.send({"cmd": "prepare", "trial": t})
+                r.ch.send({"cmd": Cmd.PREPARE, "trial": t})
                 prepared = _reference_msg(r, deadline)
-                c.ch.send({"cmd": "trial", "trial": t, "variant": prepared["variant"]})
+                c.ch.send({"cmd": Cmd.TRIAL, "trial": t, "variant": prepared["variant"]})
                 msg = _candidate_msg(c, deadline, stage)
                 specs = msg.get("specs")
-                if msg.get("event") != "outputs" or msg.get("trial") != t or not isinstance(specs, list) \
+                if msg.get("event") != Event.OUTPUTS or msg.get("trial") != t or not isinstance(specs, list) \
                         or not 0 < len(specs) <= 64:
                     raise Verdict("integrity", "candidate broke the evaluation protocol")
                 res["triton_launches"] = max(res["triton_launches"] or 0, int(msg.get("launches") or 0))
-                r.ch.send({"cmd": "compare", "trial": t, "specs": specs})
+                r.ch.send({"cmd": Cmd.COMPARE, "trial": t, "specs": specs})
                 cmp = _reference_msg(r, deadline)
                 if cmp.get("max_abs_err") is not None:
                     errs.append(cmp["max_abs_err"])
@@ -304,13 +302,13 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                     raise Verdict("correctness", cmp["reason"] or "output mismatch")
                 res["correct_trials"] = t + 1
             stage = "integrity"
-            c.ch.send({"cmd": "done"})
+            c.ch.send({"cmd": Cmd.DONE})
             done = _candidate_msg(c, deadline, "run")
             res["compile_s"] = done.get("compile_s")
-            r.ch.send({"cmd": "task_flags"})
+            r.ch.send({"cmd": Cmd.TASK_FLAGS})
             res["flags"].extend(_reference_msg(r, deadline)["flags"])
             phases.mark("trials")
-            if job.get("timing", True):
+            if job["timing"]:
                 stage = "timing"
                 _time(ctx, job, res, c, r, deadline, ready["outputs"])
                 phases.mark("timing")
@@ -333,7 +331,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
         for child in (c, r):
             if child is not None:
                 with contextlib.suppress(Exception):
-                    child.ch.send({"cmd": "exit"})
+                    child.ch.send({"cmd": Cmd.EXIT})
                 child.kill()
         region.close()
         sweep_orphans(set())
@@ -349,7 +347,7 @@ def _oom_verdict(res: dict, v: Verdict, r: Child, deadline: float, alone: bool) 
         raise RetryAlone(f"the candidate ran out of memory at stage {v.stage}")
     need = ""
     with contextlib.suppress(Exception):
-        r.ch.send({"cmd": "stats"})
+        r.ch.send({"cmd": Cmd.STATS})
         ref = _reference_msg(r, min(deadline, time.monotonic() + 30))
         peak = ref.get("gpu_peak_allocated_bytes") or ref.get("rss_peak_bytes")
         need = f"; the reference needs {_gb(peak)}"
@@ -364,9 +362,9 @@ def _memory(r: Child, c: Child | None, deadline: float) -> dict:
         if child is None or not child.alive():
             continue
         try:
-            child.ch.send({"cmd": "stats"})
+            child.ch.send({"cmd": Cmd.STATS})
             msg = child.ch.recv(min(deadline, time.monotonic() + 30))
-            if msg.get("event") == "stats":
+            if msg.get("event") == Event.STATS:
                 out[name] = {k: v for k, v in msg.items() if k != "event" and isinstance(v, (int, float))}
         except Exception:
             pass
@@ -374,28 +372,27 @@ def _memory(r: Child, c: Child | None, deadline: float) -> dict:
 
 
 def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, outputs: list) -> None:
-    warmup = int(job.get("warmup", 10))
-    iters = int(job.get("iters", 100))
+    warmup, iters = job["warmup"], job["iters"]
     base_seed, seed = _seed(), _seed()
     def calibrate() -> float:
         t0 = time.perf_counter()
-        c.ch.send({"cmd": "calibrate", "n": iters, "seed": _seed(), "base_seed": base_seed})
+        c.ch.send({"cmd": Cmd.CALIBRATE, "n": iters, "seed": _seed(), "base_seed": base_seed})
         _candidate_msg(c, deadline, "timing")
         return time.perf_counter() - t0
 
     with device_lock(job) as held:
-        c.ch.send({"cmd": "warmup", "n": warmup, "seed": _seed(), "base_seed": base_seed})
+        c.ch.send({"cmd": Cmd.WARMUP, "n": warmup, "seed": _seed(), "base_seed": base_seed})
         _candidate_msg(c, deadline, "timing")
         # The loop without the call, before and after the timed loop; the
         # smaller is its cost (the first can still pay one-time setup).
         cal_before = calibrate()
         t0 = time.perf_counter()
-        c.ch.send({"cmd": "time", "n": iters, "seed": seed, "base_seed": base_seed})
+        c.ch.send({"cmd": Cmd.TIME, "n": iters, "seed": seed, "base_seed": base_seed})
         timed = _candidate_msg(c, deadline, "timing")
         w1 = time.perf_counter() - t0
         cal_after = calibrate()
         w0 = min(cal_before, cal_after)
-        c.ch.send({"cmd": "guarded", "n": 2, "seed": _seed()})
+        c.ch.send({"cmd": Cmd.GUARDED, "n": 2, "seed": _seed()})
         guarded = _candidate_msg(c, deadline, "timing")
     events = timed.get("events_ms")
     host = timed.get("host_ms")
@@ -410,7 +407,7 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     # Outputs of timed calls: the last one and a random sample, recomputed by
     # the reference from the same seeds.
     pick = sorted(set(random.sample(range(iters), min(8, iters)) + [iters - 1]))
-    r.ch.send({"cmd": "verify", "seed": seed, "base_seed": base_seed, "indices": pick,
+    r.ch.send({"cmd": Cmd.VERIFY, "seed": seed, "base_seed": base_seed, "indices": pick,
                "checksums": [sums[i] for i in pick]})
     ver = _reference_msg(r, deadline)
     if ver["bad"]:
@@ -422,7 +419,7 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     launch_med = stats(launch)["median"] if isinstance(launch, list) and launch and all(
         isinstance(v, (int, float)) for v in launch) else None
     spin = timed.get("spin_ms") if isinstance(timed.get("spin_ms"), (int, float)) else 0.0
-    clock = "cpu_perf_counter" if res["device"] == "cpu" else f"cuda_events_{job.get('clock', 'gpu')}"
+    clock = "cpu_perf_counter" if res["device"] == "cpu" else f"cuda_events_{job['clock']}"
     # Wall-clock cross-check by the trusted process: the timed loop minus an
     # identical loop without the call, per iteration.
     per_call = max(0.0, (w1 - w0) * 1e3 / iters)
@@ -467,26 +464,25 @@ def run_baseline(ctx: dict, job: dict) -> dict:
             try:
                 out = _baseline_once(ctx, job)
             except RetryAlone as again:
-                raise InfraError(f"{again} even alone on {job.get('device', 'cpu')}") from None
+                raise InfraError(f"{again} even alone on {job['device']}") from None
         out["retried_alone"] = str(why)
         return out
 
 
 def _baseline_once(ctx: dict, job: dict) -> dict:
-    timeout = float(job.get("timeout_s", 1200))
+    timeout = float(job["timeout_s"])
     deadline = time.monotonic() + timeout
     scratch = Scratch(ctx, job, candidate=False)
     common = _common(ctx, job, scratch)
     b_job = dict(common, weight_seed=_seed(), base_seed=_seed(), seed=_seed(),
-                 warmup=int(job.get("warmup", 10)), iters=int(job.get("iters", 100)),
-                 compile=bool(job.get("compile", True)), compile_mode=job.get("compile_mode", "default"))
+                 warmup=job["warmup"], iters=job["iters"], compile_mode=job["compile_mode"])
     try:
         b = spawn(reference.baseline, "baseline", os.path.join(scratch.path, "baseline.log"), b_job)
         try:
             msg = _reference_msg(b, deadline)
-            if msg.get("event") == "ready_to_time":
+            if msg.get("event") == Event.READY_TO_TIME:
                 with device_lock(job) as held:
-                    b.ch.send({"cmd": "time"})
+                    b.ch.send({"cmd": Cmd.TIME})
                     msg = _reference_msg(b, deadline)
         except ReferenceOOM as e:
             raise RetryAlone(f"the baseline process ran out of memory ({e.error[:200]})") from None
@@ -509,7 +505,7 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
 
 def run_profile(ctx: dict, job: dict) -> dict:
     """Run ncu (arguments chosen by egg) on a profile run of the candidate."""
-    timeout = float(job.get("timeout_s", 300))
+    timeout = float(job["timeout_s"])
     scratch = Scratch(ctx, job, candidate=True)
     common = _common(ctx, job, scratch)
     # ncu talks to the profiled process over local sockets and reads its
@@ -518,14 +514,14 @@ def run_profile(ctx: dict, job: dict) -> dict:
     # capabilities. It runs only candidates that already passed evaluation,
     # with a scrubbed environment and limits (README, "Sandbox").
     p_job = dict(common, weight_seed=_seed(), base_seed=_seed(), kernel_path=scratch.kernel_path,
-                 task_path=scratch.cand_task_path, warmup=int(job.get("warmup", 3)), calls=int(job.get("calls", 1)),
+                 task_path=scratch.cand_task_path, warmup=job["warmup"], calls=job["calls"],
                  sandbox={"namespaces": False, "seccomp": False, "drop_capabilities": False})
     job_path = os.path.join(scratch.path, "profile-job.json")
     with open(job_path, "w") as f:
         json.dump(p_job, f)
     launcher = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "egg-worker.py")
-    ncu = job.get("ncu") or shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    argv = [ncu] + list(job.get("ncu_args", [])) + [sys.executable, "-I", launcher, "profile-run", job_path]
+    ncu = job["ncu"] or shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    argv = [ncu] + list(job["ncu_args"]) + [sys.executable, "-I", launcher, "profile-run", job_path]
     env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in sandbox.SECRET_MARKS)}
     t0 = time.monotonic()
     try:

@@ -21,7 +21,7 @@ import time
 
 def lock_key(job: dict) -> str:
     """The job's device lock key (egg's device slot, e.g. cuda-0) or its device."""
-    return str(job.get("lock") or job.get("device", "cpu")).replace(":", "-").replace("/", "-")
+    return str(job.get("lock") or job["device"]).replace(":", "-").replace("/", "-")
 
 
 def _path(key: str, what: str) -> str:

@@ -8,8 +8,6 @@ import sys
 import tempfile
 import traceback
 
-PROTOCOL_VERSION = 1
-
 
 def sandbox_paths() -> dict:
     """What a candidate's sandbox hides (home folders, temporary folders, and
@@ -142,7 +140,7 @@ def serve(argv: list[str]) -> int:
     import triton
 
     from . import job as jobs
-    from . import probe, sandbox
+    from . import messages, probe, sandbox
     from .proto import Channel
 
     sandbox.become_subreaper()
@@ -150,13 +148,33 @@ def serve(argv: list[str]) -> int:
     _stop_on_signals()
     Channel.watch_parent(os.getppid())
     ctx = _context()
-    hello = {"event": "hello", "protocol": PROTOCOL_VERSION, "pid": os.getpid(),
+    hello = {"event": "hello", "protocol": messages.PROTOCOL_VERSION, "pid": os.getpid(),
              "python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__,
              "numpy": numpy.__version__, "device_kind": kind, "network_isolation": ctx["isolate_network"],
              "network_isolation_error": ctx["network_isolation_error"],
              "drop_privileges": ctx["drop_privileges"], "privileges_note": ctx["privileges_note"],
              "sandbox": ctx["sandbox_facts"]}
     proto_out.write(json.dumps(hello) + "\n")
+
+    def probe_op(req: dict) -> dict:
+        # In a child: probing the GPUs initialises CUDA, which this parent
+        # must never do (its children could not use CUDA).
+        result = _in_child(lambda: probe.probe(with_ncu=req["ncu"]))
+        result["sandbox"] = {k: ctx[k] for k in ("isolate_network", "network_isolation_error",
+                                                 "drop_privileges", "privileges_note")}
+        result["sandbox"]["facts"] = ctx["sandbox_facts"]
+        return result
+
+    # The operations: op -> (function of the request, whether it runs on a device).
+    ops = {
+        "probe": (probe_op, False),
+        "eval": (lambda req: jobs.run_eval(ctx, req), True),
+        "baseline": (lambda req: jobs.run_baseline(ctx, req), True),
+        "profile": (lambda req: jobs.run_profile(ctx, req), True),
+        "size": (lambda req: jobs.run_size(ctx, req), True),
+        "shutdown": (lambda req: {}, False),
+    }
+    assert set(ops) == set(messages.REQUESTS)
 
     for line in proto_in:
         line = line.strip()
@@ -167,57 +185,50 @@ def serve(argv: list[str]) -> int:
             if not isinstance(req, dict):
                 raise ValueError("request is not an object")
         except ValueError as e:
-            proto_out.write(json.dumps({"id": None, "ok": False, "kind": "protocol", "error": str(e)}) + "\n")
+            proto_out.write(json.dumps(messages.reply_error(None, "protocol", str(e))) + "\n")
             continue
         rid = req.get("id")
         op = req.get("op")
         try:
-            if op == "shutdown":
-                proto_out.write(json.dumps({"id": rid, "ok": True, "result": {}}) + "\n")
-                break
-            if op in ("eval", "baseline", "profile", "size"):
-                dev = req.get("device", "cpu")
-                if dev != "cpu" and not (dev == "cuda" or dev.startswith("cuda:")):
-                    raise jobs.InputError(f"unknown device '{dev}'")
-                if dev == "cuda":
-                    req["device"] = dev = "cuda:0"
-                if (dev == "cpu") != (kind == "cpu"):
-                    raise jobs.InputError(f"this worker serves {kind} devices, not '{dev}'")
-                facts = _device_facts(ctx, dev) if dev not in ctx["l2_bytes"] else None
-                if facts and "error" in facts:
-                    raise jobs.InfraError(facts["error"])
-            if op == "probe":
-                # In a child: probing the GPUs initialises CUDA, which this
-                # parent must never do (its children could not use CUDA).
-                result = _in_child(lambda: probe.probe(with_ncu=bool(req.get("ncu"))))
-                result["sandbox"] = {k: ctx[k] for k in ("isolate_network", "network_isolation_error",
-                                                         "drop_privileges", "privileges_note")}
-                result["sandbox"]["facts"] = ctx["sandbox_facts"]
-            elif op == "eval":
-                result = jobs.run_eval(ctx, req)
-            elif op == "baseline":
-                result = jobs.run_baseline(ctx, req)
-            elif op == "profile":
-                result = jobs.run_profile(ctx, req)
-            elif op == "size":
-                result = jobs.run_size(ctx, req)
-            else:
-                raise jobs.InputError(f"unknown op '{op}'")
-            reply = {"id": rid, "ok": True, "result": result}
+            try:
+                op = messages.check_request(req)
+            except messages.RequestError as e:
+                raise jobs.InputError(str(e)) from None
+            run, on_device = ops[op]
+            if on_device:
+                _check_device(ctx, req, kind)
+            reply = messages.reply_ok(rid, run(req))
         except jobs.InputError as e:
-            reply = {"id": rid, "ok": False, "kind": "input", "error": str(e)}
+            reply = messages.reply_error(rid, "input", str(e))
         except jobs.InfraError as e:
-            reply = {"id": rid, "ok": False, "kind": "infra", "error": str(e.args[0]),
-                     "log": str(e.args[1]) if len(e.args) > 1 else ""}
+            reply = messages.reply_error(rid, "infra", str(e.args[0]), str(e.args[1]) if len(e.args) > 1 else "")
         except Exception as e:
-            reply = {"id": rid, "ok": False, "kind": "infra",
-                     "error": f"{type(e).__name__}: {e}", "log": traceback.format_exc()[-3000:]}
+            reply = messages.reply_error(rid, "infra", f"{type(e).__name__}: {e}", traceback.format_exc()[-3000:])
         if not reply["ok"] and reply.get("log"):
             # Into the worker's log (egg keeps it under STORE/logs), whole.
             sys.stderr.write(f"egg-worker: job {rid} ({op}) failed: {reply['error']}\n{reply['log']}\n")
             sys.stderr.flush()
         proto_out.write(json.dumps(reply) + "\n")
+        if op == "shutdown" and reply["ok"]:
+            break
     return 0
+
+
+def _check_device(ctx: dict, req: dict, kind: str) -> None:
+    """The job's device is one this worker serves ("cuda" means cuda:0);
+    its facts are read once."""
+    from . import job as jobs
+
+    dev = req["device"]
+    if dev != "cpu" and not (dev == "cuda" or dev.startswith("cuda:")):
+        raise jobs.InputError(f"unknown device '{dev}'")
+    if dev == "cuda":
+        req["device"] = dev = "cuda:0"
+    if (dev == "cpu") != (kind == "cpu"):
+        raise jobs.InputError(f"this worker serves {kind} devices, not '{dev}'")
+    facts = _device_facts(ctx, dev) if dev not in ctx["l2_bytes"] else None
+    if facts and "error" in facts:
+        raise jobs.InfraError(facts["error"])
 
 
 def main(argv: list[str]) -> int:

@@ -13,6 +13,8 @@ import select
 import struct
 import time
 
+from .messages import check_internal
+
 MAX_FRAME = 64 << 20
 
 
@@ -63,6 +65,7 @@ class Channel:
             view = view[n:]
 
     def send(self, obj: dict) -> None:
+        check_internal(obj)
         body = json.dumps(obj).encode()
         self._write_all(b"J" + struct.pack(">Q", len(body)) + body)
 

@@ -21,6 +21,7 @@ from .compare import TRUTH_K, compare, judge_by_truth, near_constant, tolerances
 from .guards import apply_precision
 from .inputs import VARIANTS, build, fresh_like, init_inputs, nbytes, trial_inputs
 from .logs import exception_log, trim
+from .messages import Cmd, Event
 from .outputs import OutputError, Region, flatten, layout, mismatch, spec
 from .proto import Channel
 from .taskload import TaskError, load_task
@@ -91,9 +92,9 @@ class Reference:
 
     def __init__(self, job: dict, device: torch.device, task, model, region: Region):
         self.job, self.device, self.task, self.model, self.region = job, device, task, model, region
-        self.atol, self.rtol = job.get("atol"), job.get("rtol")
-        self.truth_on = bool(job.get("truth", True))
-        self.always_truth = bool(job.get("selfcheck"))
+        self.atol, self.rtol = job["atol"], job["rtol"]
+        self.truth_on = job["truth"]
+        self.always_truth = job["selfcheck"]
         self.model64 = None
         self.current: tuple | None = None  # (trial, outputs, variant)
         self.variants: dict = {}
@@ -123,7 +124,7 @@ class Reference:
         self.sigs = [spec(o, k) for o, k in zip(outs, kinds)]
         self.offsets, self.region_size = layout(self.sigs)
         self._keep(0, outs, "task")
-        return {"event": "ready", "outputs": self.sigs, "aliases": aliases, "region_bytes": self.region_size,
+        return {"event": Event.READY, "outputs": self.sigs, "aliases": aliases, "region_bytes": self.region_size,
                 "input_bytes": in_bytes, "output_bytes": sum(s["nbytes"] for s in self.sigs)}
 
     def _keep(self, t: int, outs: list, variant: str) -> None:
@@ -141,12 +142,12 @@ class Reference:
         has left the task's domain (log of a negative number, say): the
         trial then uses the task's own distribution."""
         if self.current and self.current[0] == t:
-            return {"event": "prepared", "trial": t, "variant": self.current[2]}
+            return {"event": Event.PREPARED, "trial": t, "variant": self.current[2]}
         self.current = None
         seed = self.job["trial_seeds"][t]
         variant = VARIANTS[t % len(VARIANTS)]
         try:
-            faults.inject("reference-oom", self.job.get("alone", False))
+            faults.inject("reference-oom", self.job["alone"])
         except torch.OutOfMemoryError as e:
             raise OutOfMemory(str(e)) from None
         outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device)
@@ -157,7 +158,7 @@ class Reference:
             variant = "task"
             outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device)
         self._keep(t, outs, variant)
-        return {"event": "prepared", "trial": t, "variant": variant}
+        return {"event": Event.PREPARED, "trial": t, "variant": variant}
 
     def truth(self, t: int) -> list | None:
         """The trial's outputs from the model and inputs upcast to float64."""
@@ -178,7 +179,7 @@ class Reference:
             return [o.detach().to(self.device) for o in outs]
         except Exception as e:
             if _is_oom(e):
-                if not self.job.get("alone"):
+                if not self.job["alone"]:
                     raise OutOfMemory(f"the float64 reference: {e}") from None
                 self.truth_missing = "out of memory"
             else:
@@ -186,7 +187,7 @@ class Reference:
             return None
 
     def compare(self, t: int, specs) -> dict:
-        res = {"event": "compared", "ok": False, "reason": None, "max_abs_err": None, "max_rel_err": None,
+        res = {"event": Event.COMPARED, "ok": False, "reason": None, "max_abs_err": None, "max_rel_err": None,
                "truth": None}
         if not (self.current and self.current[0] == t):
             raise RuntimeError(f"compare of trial {t} before it was prepared")
@@ -269,31 +270,31 @@ def run(ch: Channel, job: dict, region: Region) -> None:
     try:
         device = _setup(job, "ref")
         task, model = _build(job, device)
-        ch.send({"event": "loaded"})
+        ch.send({"event": Event.LOADED})
         ref = Reference(job, device, task, model, region)
         ch.send(ref.start())
     except TaskError as e:
-        ch.send({"event": "task_error", "error": str(e)})
+        ch.send({"event": Event.TASK_ERROR, "error": str(e)})
         return
     except OutOfMemory as e:
-        ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+        ch.send({"event": Event.OOM, "error": str(e)[:500], "memory": memory_stats()})
         return
     base = None
     while True:
         cmd = ch.recv()
         what = cmd.get("cmd")
         try:
-            if what == "exit":
+            if what == Cmd.EXIT:
                 return
-            if what == "stats":
-                ch.send(dict(memory_stats(), event="stats"))
-            elif what == "prepare":
+            if what == Cmd.STATS:
+                ch.send(dict(memory_stats(), event=Event.STATS))
+            elif what == Cmd.PREPARE:
                 ch.send(ref.prepare(int(cmd["trial"])))
-            elif what == "compare":
+            elif what == Cmd.COMPARE:
                 ch.send(ref.compare(int(cmd["trial"]), cmd.get("specs")))
-            elif what == "task_flags":
-                ch.send({"event": "task_flags", "flags": ref.task_flags()})
-            elif what == "verify":
+            elif what == Cmd.TASK_FLAGS:
+                ch.send({"event": Event.TASK_FLAGS, "flags": ref.task_flags()})
+            elif what == Cmd.VERIFY:
                 # Recompute the outputs of chosen timed calls and compare checksums.
                 ref.current = None
                 if base is None:
@@ -305,16 +306,16 @@ def run(ch: Channel, job: dict, region: Region) -> None:
                         bad.append(i)
                         continue
                     for o, c in zip(outs, claimed):
-                        a, r = tolerances(o.dtype, job.get("atol"), job.get("rtol"))
+                        a, r = tolerances(o.dtype, job["atol"], job["rtol"])
                         if not checksum_close(checksum(o), c, a, r):
                             bad.append(i)
                             break
-                ch.send({"event": "verified", "bad": bad})
+                ch.send({"event": Event.VERIFIED, "bad": bad})
         except OutOfMemory as e:
-            ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+            ch.send({"event": Event.OOM, "error": str(e)[:500], "memory": memory_stats()})
             return
         except TaskError as e:
-            ch.send({"event": "task_error", "error": str(e)})
+            ch.send({"event": Event.TASK_ERROR, "error": str(e)})
             return
 
 
@@ -330,23 +331,23 @@ def baseline(ch: Channel, job: dict) -> None:
     try:
         device = _setup(job, "baseline")
         task, model = _build(job, device)
-        timer = Timer(device, job["l2_bytes"], job.get("clock", "gpu"))
+        timer = Timer(device, job["l2_bytes"], job["clock"])
         base = trial_inputs(task, job["base_seed"], 0, device, "task")
         outs, _ = _forward(model, base, device)
         io = {"input_bytes": nbytes(base), "output_bytes": nbytes(outs)}
         del outs
     except TaskError as e:
-        ch.send({"event": "task_error", "error": str(e)})
+        ch.send({"event": Event.TASK_ERROR, "error": str(e)})
         return
     except OutOfMemory as e:
-        ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+        ch.send({"event": Event.OOM, "error": str(e)[:500], "memory": memory_stats()})
         return
-    out = {"event": "baseline", **io}
+    out = {"event": Event.BASELINE, **io}
     compiled = None
     try:
         with torch.no_grad():
             # Compile before the device lock is taken: only timing is exclusive.
-            if job.get("compile", True):
+            if job["compile_mode"] != "none":
                 try:
                     compiled = torch.compile(model, mode=None if job["compile_mode"] == "default" else job["compile_mode"])
                     t0 = time.perf_counter()
@@ -359,8 +360,8 @@ def baseline(ch: Channel, job: dict) -> None:
                     compiled = None
                     out["compile_error"] = trim(f"{type(e).__name__}: {e}", 600)
             out["eager_peak"] = memory_stats()
-            ch.send({"event": "ready_to_time"})
-            if ch.recv().get("cmd") != "time":
+            ch.send({"event": Event.READY_TO_TIME})
+            if ch.recv().get("cmd") != Cmd.TIME:
                 return
             timer.run(model, base, job["seed"], job["warmup"], checksums=False, warmup=True)
             r = timer.run(model, base, job["seed"] + 1_000_000, job["iters"], checksums=False)
@@ -377,7 +378,7 @@ def baseline(ch: Channel, job: dict) -> None:
     except Exception as e:
         if not _is_oom(e):
             raise
-        ch.send({"event": "oom", "error": str(e)[:500], "memory": memory_stats()})
+        ch.send({"event": Event.OOM, "error": str(e)[:500], "memory": memory_stats()})
         return
     out["memory"] = memory_stats()
     ch.send(out)

@@ -33,6 +33,7 @@ run_group() {
 }
 
 run_group unit "$EGG_BUILD/egg-unit"
+run_group layers bash tests/check_layers.sh
 for t in tests/cli/t*.sh; do
 	run_group "cli/$(basename "$t" .sh)" bash "$t"
 done

@@ -15,6 +15,7 @@ static const struct { const char *name; void (*fn)(void); } suites[] = {
 	{ "ncu", suite_ncu },
 	{ "reply", suite_reply },
 	{ "pool", suite_pool },
+	{ "store", suite_store },
 };
 
 int main(int argc, char **argv)

@@ -33,6 +33,7 @@ void suite_proc(void);
 void suite_ncu(void);
 void suite_reply(void);
 void suite_pool(void);
+void suite_store(void);
 
 /* Where the source tree is (for the mock server); set by main. */
 extern const char *unit_source_dir;

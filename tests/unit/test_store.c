@@ -1,0 +1,172 @@
+/* test_store.c: the store's migrations, and the report's metrics over a store. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/report/report.h"
+#include "../../src/store/store.h"
+#include "../../src/util/err.h"
+#include "../../src/util/fs.h"
+#include "unit.h"
+
+static char *temp_dir(void)
+{
+	char tmpl[] = "/tmp/egg-unit-store-XXXXXX";
+	return strdup(mkdtemp(tmpl));
+}
+
+/* Runs `sql` on DIR/egg.db directly, as another program (or an older or
+ * newer egg) would. */
+static int raw_sql(const char *dir, const char *sql)
+{
+	sqlite3 *db;
+	char *path = fs_join(dir, "egg.db");
+	int rc = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+	sqlite3_close(db);
+	free(path);
+	return rc ? 0 : -1;
+}
+
+static void migrations(void)
+{
+	char *dir = temp_dir();
+	struct store *s = store_open(dir);
+	json_t *cfg = json_object(), *run;
+
+	CHECK(s && store_schema_version(s) == 1, "a new store is migrated to the current schema (version 1)");
+	CHECK(s && store_run_create(s, "r1", "bench", cfg) == 0, "a run can be written");
+	store_close(s);
+	s = store_open(dir);
+	run = s ? store_run_get(s, "r1") : NULL;
+	CHECK(s && store_schema_version(s) == 1 && run, "reopening migrates nothing again and keeps the rows");
+	json_decref(run);
+	store_close(s);
+
+	CHECK(raw_sql(dir, "PRAGMA user_version = 7") == 0, "(a newer egg's store is simulated)");
+	err_clear();
+	s = store_open(dir);
+	CHECK(!s && err_kind() == ERR_INFRA && strstr(err_msg(), "schema version 7 is newer than this egg knows (1)"),
+	      "a store of a newer schema is refused, saying both versions: %s", err_msg());
+	store_close(s);
+	fs_remove_tree(dir);
+	free(dir);
+
+	/* A migration that fails is rolled back whole: the version stays. */
+	dir = temp_dir();
+	CHECK(fs_mkdir_p(dir) == 0 && raw_sql(dir, "CREATE TABLE steps (x INTEGER)") == 0,
+	      "(a store whose first migration must fail is prepared)");
+	err_clear();
+	s = store_open(dir);
+	CHECK(!s && strstr(err_msg(), "migration 1 failed"), "the failing migration is named: %s", err_msg());
+	store_close(s);
+	CHECK(raw_sql(dir, "DROP TABLE steps") == 0, "(the obstacle is removed)");
+	err_clear();
+	s = store_open(dir);
+	CHECK(s && store_schema_version(s) == 1, "nothing of the failed migration stayed: it runs again and succeeds");
+	store_close(s);
+	fs_remove_tree(dir);
+	free(dir);
+	json_decref(cfg);
+}
+
+/* One task's result as the task runner writes it. */
+static void add_task(struct store *s, const char *id, const char *group, const char *status, json_t *result)
+{
+	store_task_add(s, "run", id, id, group, "hash");
+	store_task_begin(s, "run", id);
+	store_task_finish(s, "run", id, status, result);
+	json_decref(result);
+}
+
+static json_t *stage(const char *name, double ms)
+{
+	return json_pack("{s:s, s:f}", "stage", name, "kernel_ms", ms);
+}
+
+static double at(const json_t *obj, const char *path)
+{
+	char buf[128], *save = NULL;
+	const json_t *v = obj;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+		v = json_is_array(v) ? json_array_get(v, (size_t)atoi(k)) : json_object_get(v, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static int near(double got, double want)
+{
+	return fabs(got - want) < 1e-9;
+}
+
+static void report_metrics(void)
+{
+	char *dir = temp_dir();
+	struct store *s = store_open(dir);
+	json_t *cfg = json_object(), *rep;
+	const json_t *all, *l1, *l2;
+
+	store_run_create(s, "run", "bench", cfg);
+	/* level1/a: 2x over eager, 1x over compile; refine 10 -> 5 ms, mapping 5 -> 4 ms. */
+	add_task(s, "a", "level1", "done",
+		 json_pack("{s:b, s:f, s:f, s:[o, o, o], s:{s:i, s:i, s:f}, s:f}", "found", 1, "speedup_eager", 2.0,
+			   "speedup_compile", 1.0, "stages", stage("seed", 10), stage("refine", 5), stage("mapping", 4),
+			   "usage", "prompt_tokens", 100, "completion_tokens", 40, "cost_usd", 0.01, "wall_s", 10.0));
+	/* level1/b: slower than eager (0.5x), compile 0.25x; refinement gained nothing. */
+	add_task(s, "b", "level1", "done",
+		 json_pack("{s:b, s:f, s:f, s:[o, o], s:{s:i, s:i, s:f}, s:f}", "found", 1, "speedup_eager", 0.5,
+			   "speedup_compile", 0.25, "stages", stage("seed", 8), stage("refine", 8), "usage",
+			   "prompt_tokens", 200, "completion_tokens", 80, "cost_usd", 0.03, "wall_s", 30.0));
+	/* level2/c: no valid kernel; a stray speedup must not count. */
+	add_task(s, "c", "level2", "done",
+		 json_pack("{s:b, s:f, s:{s:i, s:i, s:f}}", "found", 0, "speedup_eager", 3.0, "usage", "prompt_tokens",
+			   100, "completion_tokens", 0, "cost_usd", 0.0));
+	/* level2/d: an infrastructure failure. */
+	add_task(s, "d", "level2", "failed", json_pack("{s:b, s:s}", "found", 0, "error_kind", "infra"));
+
+	rep = report_compute(s, "run");
+	all = json_object_get(rep, "all");
+	l1 = json_object_get(json_object_get(rep, "groups"), "level1");
+	l2 = json_object_get(json_object_get(rep, "groups"), "level2");
+	CHECK(at(all, "tasks") == 4 && at(all, "finished") == 4 && at(all, "failed") == 1 && at(all, "success") == 2,
+	      "counts: 4 tasks, 4 finished, 1 failed, 2 with a kernel");
+	CHECK(near(at(all, "success_rate"), 0.5), "success rate is over all tasks (2 of 4)");
+	CHECK(near(at(all, "fast_0"), 0.5) && near(at(all, "fast_1"), 0.25) && near(at(all, "fast_1_5"), 0.25) &&
+	      near(at(all, "fast_2"), 0.0),
+	      "fast_p is the share of ALL tasks correct and more than p times faster (0.5, 0.25, 0.25, 0: 2x is not > 2)");
+	CHECK(near(at(all, "speedup_eager.mean"), 1.25) && near(at(all, "speedup_eager.geomean"), 1.0) &&
+	      at(all, "speedup_eager.n") == 2,
+	      "speedup over eager: mean 1.25, geomean 1.0, over the 2 correct kernels only");
+	CHECK(near(at(all, "speedup_compile.mean"), 0.625) && near(at(all, "speedup_compile.geomean"), 0.5),
+	      "speedup over torch.compile: mean 0.625, geomean 0.5");
+	CHECK(near(at(all, "prompt_tokens_per_task"), 100) && near(at(all, "completion_tokens_per_task"), 30) &&
+	      near(at(all, "cost_per_task"), 0.01) && near(at(all, "wall_s_per_task"), 10),
+	      "per-task tokens, cost and wall time average over all tasks");
+	CHECK(json_array_size(json_object_get(all, "stages")) == 2 &&
+	      !strcmp(json_string_value(json_object_get(json_array_get(json_object_get(all, "stages"), 0), "stage")),
+		      "refine") &&
+	      near(at(all, "stages.0.gain_mean"), 1.5) && near(at(all, "stages.0.gain_geomean"), sqrt(2.0)) &&
+	      at(all, "stages.0.n") == 2,
+	      "refinement's gain over its parent: mean 1.5 (2x and 1x), geomean 1.414");
+	CHECK(near(at(all, "stages.1.gain_mean"), 1.25) && at(all, "stages.1.n") == 1 &&
+	      near(at(all, "stages.1.cumulative"), sqrt(2.0) * 1.25),
+	      "mapping's gain 1.25 on the one task that ran it; cumulative is the product of geomeans");
+	CHECK(l1 && l2 && at(l1, "success") == 2 && near(at(l1, "fast_1"), 0.5) && at(l2, "success") == 0 &&
+	      near(at(l2, "fast_0"), 0.0) && at(l2, "speedup_eager.n") == 0,
+	      "groups get their own metrics (level1: 2 of 2, fast_1 0.5; level2: none)");
+	json_decref(rep);
+	err_clear();
+	rep = report_compute(s, "nope");
+	CHECK(!rep && err_kind() == ERR_INPUT, "an unknown run is the user's input error");
+	store_close(s);
+	fs_remove_tree(dir);
+	free(dir);
+	json_decref(cfg);
+}
+
+void suite_store(void)
+{
+	migrations();
+	report_metrics();
+}

@@ -37,12 +37,15 @@ export EGG_MODEL=mock-model EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
 start_mock "$SRC/tests/pipeline/minimal.json"
 run_egg optimize $FAST --seeds 1 --no-refine --no-hw-tune --compile-mode default --json -q "$TASK"
 expect_rc 0 "a run with the torch.compile baseline"
-check "its speedup over torch.compile is computed" test "$(json_get "$OUT" 'j["speedup_compile"] is not None')" = True
+check "its speedups are its baseline's times over its kernel's" test "$(json_get "$OUT" \
+	'abs(j["speedup_compile"] - j["compile_ms"] / j["kernel_ms"]) < 1e-9 and abs(j["speedup_eager"] - j["eager_ms"] / j["kernel_ms"]) < 1e-9')" = True
 start_mock "$SRC/tests/pipeline/minimal.json"
 run_egg optimize $FAST --seeds 1 --no-refine --no-hw-tune --compile-mode none --json -q "$TASK"
 expect_rc 0 "the same run without torch.compile, on the same store"
 check "no stale speedup over torch.compile is read back from the cache" \
 	test "$(json_get "$OUT" '(j["compile_ms"], j["speedup_compile"])')" = "(None, None)"
+check "and its speedup over eager is its own baseline's over its kernel's" \
+	test "$(json_get "$OUT" 'abs(j["speedup_eager"] - j["eager_ms"] / j["kernel_ms"]) < 1e-9')" = True
 RUN2=$(json_get "$OUT" 'j["run_id"]')
 check "the verdicts cached by the first run were used" \
 	test "$(json_get "$EGG_STORE/runs/$RUN2/tasks__bias_relu_scale/candidates/seed1.r1.eval.json" 'j.get("cached")')" = True

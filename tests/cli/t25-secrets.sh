@@ -25,4 +25,44 @@ check "doctor reports the key only as present" grep -q '"api_key":"present"' "$s
 leaks=$(grep -rl -- "$KEY" "$streams" "$EGG_STORE" "$XDG_CONFIG_HOME" 2>/dev/null)
 if [ -z "$leaks" ]; then ok "no stream, cache or store file holds the key"; else not_ok "the key leaked into: $leaks"; fi
 
+# egg's own environment block, read from outside while egg waits for a reply:
+# the key's bytes are wiped from it at start (config_take_secrets).
+printf '%s\n' '{"reply": "slow", "delay": 3}' >"$TMP/slow.jsonl"
+start_mock "$TMP/slow.jsonl"
+"$EGG" chat slow >/dev/null 2>&1 &
+egg_pid=$!
+for _ in $(seq 100); do [ "$(mock_requests)" -ge 1 ] && break; sleep 0.05; done
+if tr '\0' '\n' <"/proc/$egg_pid/environ" >"$TMP/egg.environ" 2>/dev/null; then
+	check "a running egg's environment block holds no trace of the key" \
+		test -z "$(grep -- "${KEY:3:12}" "$TMP/egg.environ")"
+else
+	ok "a running egg's environment block cannot be read by others (non-dumpable)"
+fi
+wait "$egg_pid"
+
+# The worker's environment (through a --worker-cmd wrapper that records it)
+# and the candidate's (it reports what it sees), with keys and tokens set.
+cat >"$TMP/envdump-worker" <<SH
+#!/bin/sh
+env >"$TMP/worker.env"
+exec "$EGG" worker "\$@"
+SH
+chmod +x "$TMP/envdump-worker"
+cat >"$TMP/env_kernel.py" <<'PY'
+import os
+import torch
+import triton
+import triton.language as tl
+seen = sorted(k for k in os.environ if any(m in k.upper() for m in ("KEY", "TOKEN", "SECRET", "PASSWORD")))
+values = [v for v in os.environ.values() if "leakcheck" in v or "tok-" in v]
+raise RuntimeError(f"candidate env: {seen} {len(values)} value(s)")
+PY
+MY_SERVICE_TOKEN=tok-egg-leakcheck-91 AWS_SECRET_ACCESS_KEY=leakcheck-aws OPENAI_API_KEY=sk-leakcheck-openai \
+	run_egg eval --device cpu --no-baseline --worker-cmd "$TMP/envdump-worker" "$SRC/tests/tasks/bias_relu_scale.py" \
+	"$TMP/env_kernel.py"
+check "the worker's environment holds no key, token or secret variable" \
+	test -s "$TMP/worker.env" -a -z "$(grep -E '^[^=]*(KEY|TOKEN|SECRET|PASSWORD)[^=]*=' "$TMP/worker.env")"
+check "nor any of their values" test -z "$(grep -E 'leakcheck|tok-egg' "$TMP/worker.env")"
+expect_out "candidate env: \[\] 0 value" "the candidate sees none either"
+
 finish

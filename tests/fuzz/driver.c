@@ -68,7 +68,17 @@ int main(int argc, char **argv)
 		if (fs_read(argv[i], &seeds[nseeds]) == 0) {
 			LLVMFuzzerTestOneInput((const uint8_t *)buf_str(&seeds[nseeds]), seeds[nseeds].len);
 			nseeds++;
+		} else {
+			buf_release(&seeds[nseeds]);
 		}
+	}
+	if (!nseeds || iters <= 0) {
+		/* Nothing to mutate (a wrong corpus path, say) or nothing asked: the
+		 * smoke run proved nothing, and says so. */
+		printf("not ok - fuzz %s: %d seed(s) read of %d given, %ld iterations: nothing was fuzzed\n", argv[0],
+		       nseeds, argc - 1, iters);
+		free(seeds);
+		return 1;
 	}
 	for (long i = 0; i < iters && nseeds; i++) {
 		struct buf b = BUF_INIT;

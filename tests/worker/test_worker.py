@@ -128,13 +128,20 @@ class ModelNew(nn.Module):
     r = w.eval(os.path.join(TASKS, "bias_relu_scale.py"), BRS_KERNEL)
     tap.ok(r.get("result", {}).get("verdict") == "pass", "the worker lives on after a crash and a timeout", r)
 
+    # A worker started with credentials in its environment (egg removes them
+    # before starting it; here they are present, so that the worker's own
+    # scrubbing is what is tested).
     secret = KERNEL_PRELUDE + """
 import os
-raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or "TOKEN" in k)))
+raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or "TOKEN" in k))
+                   + " values: " + str(sum("leakcheck" in v for v in os.environ.values())))
 """
-    r = w.eval(os.path.join(TASKS, "bias_relu_scale.py"), secret)
-    tap.ok("env: []" in (r.get("result", {}).get("reason") or ""),
-           "the candidate's environment holds no key or token variables", r.get("result", {}).get("reason"))
+    keyed = Worker(env={"EGG_API_KEY": "sk-leakcheck-1", "GITHUB_TOKEN": "leakcheck-2",
+                        "AWS_SECRET_ACCESS_KEY": "leakcheck-3"})
+    r = keyed.eval(os.path.join(TASKS, "bias_relu_scale.py"), secret)
+    keyed.close()
+    tap.ok("env: [] values: 0" in (r.get("result", {}).get("reason") or ""),
+           "with keys in the worker's environment, the candidate sees no key or token variable", r)
 
     r = w.call({"op": "eval", "device": "cuda:0", "task_source": BRS, "kernel_source": BRS_KERNEL})
     tap.ok(not r.get("ok") and r.get("kind") == "input" and "serves cpu" in r.get("error", ""),

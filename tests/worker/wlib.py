@@ -31,10 +31,12 @@ def full_request(req: dict) -> dict:
 
 
 class Worker:
-    def __init__(self, device: str = "cpu"):
+    def __init__(self, device: str = "cpu", env: dict | None = None):
+        """A worker for `device`; `env` adds variables to its environment
+        (as if egg had not cleaned it: the worker must defend itself too)."""
         self.p = subprocess.Popen([sys.executable, "-I", os.path.join(ROOT, "worker", "egg-worker.py"), "serve",
                                    "--device", device], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
+                                  stderr=subprocess.DEVNULL, text=True, env=dict(os.environ, **(env or {})))
         self.hello = json.loads(self.p.stdout.readline())
         self.n = 0
 

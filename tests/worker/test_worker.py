@@ -97,6 +97,18 @@ def main() -> int:
                f"a kernel failing at {stage} is reported at that stage with '{msg}'", res)
         tap.ok(len(res.get("log") or "") <= 4500, f"the {stage} log is trimmed ({len(res.get('log') or '')} chars)")
 
+    # A log far over the limit: its head and its tail (where the error is) stay.
+    noisy = KERNEL_PRELUDE + """
+import sys
+for i in range(3000):
+    print(f"noise line {i} " + "x" * 60, file=sys.stderr)
+raise ValueError("the real error, at the very end: " + "y" * 9000 + " END-OF-ERROR")
+"""
+    r = w.eval(os.path.join(TASKS, "bias_relu_scale.py"), noisy)
+    log = r.get("result", {}).get("log") or ""
+    tap.ok(r.get("result", {}).get("stage") == "load" and 3000 < len(log) <= 4500 and "characters cut" in log
+           and "END-OF-ERROR" in log, f"a 200 KB log is trimmed to {len(log)} characters, keeping its tail", log[-300:])
+
     crash = KERNEL_PRELUDE + """
 import ctypes
 
@@ -148,8 +160,8 @@ raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or 
            "a CPU worker refuses GPU jobs as an input error", r)
 
     r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "clock": "wall"})
-    tap.ok(not r.get("ok") and r.get("kind") == "input" and "unknown clock 'wall'" in r.get("error", ""),
-           "an unknown clock is an input error", r)
+    tap.ok(not r.get("ok") and r.get("kind") == "protocol" and "unknown clock 'wall'" in r.get("error", ""),
+           "an unknown clock is refused (egg checks the user's words before: a protocol error)", r)
 
     r = w.call({"op": "baseline", "device": "cpu", "task_source": BRS, "iters": 3, "warmup": 1, "compile_mode": "none"})
     res = r.get("result", {})
@@ -162,14 +174,14 @@ raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or 
     tap.ok(not r.get("ok") and "unknown op" in r.get("error", ""), "an unknown op is refused", r)
     r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "selfcheck": False,
                 "trials": 5}, complete=False)
-    tap.ok(not r.get("ok") and r.get("kind") == "input" and "lacks" in r.get("error", "")
+    tap.ok(not r.get("ok") and r.get("kind") == "protocol" and "lacks" in r.get("error", "")
            and "precision" in r.get("error", ""),
            "a request without every setting is refused, naming what it lacks (the worker has no defaults)", r)
     r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "trials": "5"})
-    tap.ok(not r.get("ok") and r.get("kind") == "input" and "'trials' has the wrong type" in r.get("error", ""),
+    tap.ok(not r.get("ok") and r.get("kind") == "protocol" and "'trials' has the wrong type" in r.get("error", ""),
            "a setting of the wrong type is refused", r)
     r = w.call({"op": "eval", "device": "cpu", "task_source": BRS, "kernel_source": BRS_KERNEL, "trails": 5})
-    tap.ok(not r.get("ok") and r.get("kind") == "input" and "unknown field 'trails'" in r.get("error", ""),
+    tap.ok(not r.get("ok") and r.get("kind") == "protocol" and "unknown field 'trails'" in r.get("error", ""),
            "a misspelt field is refused rather than ignored", r)
     w.close()
     return tap.done()

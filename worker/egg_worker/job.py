@@ -434,7 +434,17 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     res["timing"] = dict(st, warmup=warmup, clock=clock, host_median=hst["median"], launch_median=launch_med,
                          spin_ms=spin, wall_per_call_ms=per_call, wall_noise_ms=noise, **held.as_dict())
     res["kernel_ms"] = st["median"]
-    if st["median"] < 0.0015 and res["device"] != "cpu":
+    res["flags"].extend(timing_rules(st, hst, per_call, slack, res["device"], clock, launch_med, spin))
+
+
+def timing_rules(st: dict, hst: dict, per_call: float, slack: float, device: str, clock: str,
+                 launch_med: float | None, spin: float) -> list:
+    """The checks on a timed loop, given its statistics (st: the candidate's
+    clock; hst: host time per call), the trusted wall clock's time per call
+    and its slack. Raises Verdict when the timing cannot be trusted; returns
+    the flags to add."""
+    flags = []
+    if st["median"] < 0.0015 and device != "cpu":
         raise Verdict("integrity", f"reported kernel time {st['median'] * 1000:.2f} us is shorter than a kernel "
                       "launch can take: the timer was tampered with")
     # A forged clock reports a small fraction of the real time; an honest one
@@ -447,10 +457,11 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
         raise Verdict("integrity", f"work outside the timed stream: host time per call {hst['median']:.4f} ms, "
                       f"stream time {st['median']:.4f} ms", shared=True)
     if clock == "cuda_events_gpu" and launch_med is not None and launch_med > spin:
-        res["flags"].append(f"launch_bound: the forward takes {launch_med:.3f} ms to launch, longer than the "
-                            f"{spin:.3f} ms spin; the rest of its launch cost is in kernel_ms")
+        flags.append(f"launch_bound: the forward takes {launch_med:.3f} ms to launch, longer than the "
+                     f"{spin:.3f} ms spin; the rest of its launch cost is in kernel_ms")
     if st["cv"] > 0.05 and st["median"] >= 1.0:
-        res["flags"].append(f"unstable_timing: coefficient of variation {st['cv']:.1%}")
+        flags.append(f"unstable_timing: coefficient of variation {st['cv']:.1%}")
+    return flags
 
 
 def run_baseline(ctx: dict, job: dict) -> dict:

@@ -2,6 +2,7 @@
 `profile-run` (what ncu runs) and `ncu-selftest`."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -190,14 +191,23 @@ def serve(argv: list[str]) -> int:
         rid = req.get("id")
         op = req.get("op")
         try:
-            try:
-                op = messages.check_request(req)
-            except messages.RequestError as e:
-                raise jobs.InputError(str(e)) from None
+            op = messages.check_request(req)
+        except messages.RequestError as e:
+            # egg sends well-formed requests: a refused one means egg and the
+            # worker disagree (another version), never the user's input.
+            proto_out.write(json.dumps(messages.reply_error(rid, "protocol", str(e))) + "\n")
+            continue
+        try:
             run, on_device = ops[op]
             if on_device:
                 _check_device(ctx, req, kind)
             reply = messages.reply_ok(rid, run(req))
+            if on_device:
+                # One line per finished job in the worker's log: what ran, on
+                # what (a digest of the sources), so that repeated work shows.
+                digest = hashlib.sha256(json.dumps([op, req["task_source"], req.get("kernel_source")]).encode())
+                sys.stderr.write(f"egg-worker: job {rid} {op} done {digest.hexdigest()[:16]}\n")
+                sys.stderr.flush()
         except jobs.InputError as e:
             reply = messages.reply_error(rid, "input", str(e))
         except jobs.InfraError as e:

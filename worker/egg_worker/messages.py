@@ -4,8 +4,10 @@ Two conversations:
 
 1. egg <-> the serving worker (JSON lines on stdio; PROTOCOL.md). egg sends
    every evaluation setting in each request: the defaults live in egg's C
-   code alone, and a request that lacks a field is refused here (an input
-   error naming it) rather than filled in with a second set of defaults.
+   code alone, and a request that lacks a field is refused here (a
+   "protocol" error naming it: egg and the worker disagree, which is an
+   infrastructure failure, never the user's input) rather than filled in
+   with a second set of defaults.
 
 2. The serving worker (the parent) <-> its evaluation processes (the
    reference, the candidate, the baseline; over a Channel, proto.py). The

@@ -1,0 +1,71 @@
+"""test_timing_rules.py: the checks on a timed loop at their boundaries (the
+timing floor on a GPU, the wall-clock cross-check's factor of 4 and its
+slack, work outside the timed stream, the launch_bound and unstable flags),
+on hand-made statistics: no process, no GPU needed."""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wlib import ROOT, Tap  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "worker"))
+from egg_worker.job import Verdict, timing_rules  # noqa: E402
+
+
+def st(median: float, mean: float | None = None, cv: float = 0.01) -> dict:
+    return {"median": median, "mean": median if mean is None else mean, "cv": cv}
+
+
+def verdict(*args, **kw):
+    """(reason or None, shared, flags) of timing_rules(*args)."""
+    try:
+        return None, False, timing_rules(*args, **kw)
+    except Verdict as v:
+        return v.reason, v.shared, []
+
+
+def main() -> int:
+    tap = Tap()
+    gpu = ("cuda:0", "cuda_events_gpu")
+    host = st(0.05)
+
+    # The floor: nothing real runs in under 1.5 us on a GPU.
+    r, _, _ = verdict(st(0.0014), host, 0.0, 0.02, *gpu, None, 0.1)
+    tap.ok(r and "shorter than a kernel launch" in r, "a 1.4 us kernel time on a GPU is a tampered timer", r)
+    r, _, _ = verdict(st(0.0016), st(0.001), 0.0, 0.02, *gpu, None, 0.1)
+    tap.ok(r is None, "1.6 us stands", r)
+    r, _, _ = verdict(st(0.0010), st(0.001), 0.0, 0.25, "cpu", "cpu_perf_counter", None, 0.0)
+    tap.ok(r is None, "the floor does not apply on the CPU", r)
+
+    # The wall-clock cross-check: mean below a quarter of the wall clock's time
+    # per call, minus the slack, fails; the failure may be the load's (shared).
+    r, shared, _ = verdict(st(0.24, 0.24), host, 1.0, 0.0, *gpu, None, 0.1)
+    tap.ok(r and "disagrees with the trusted wall clock" in r and shared,
+           "a mean of 0.24 ms against 1.0 ms of wall clock per call fails, retried alone (shared)", r)
+    r, _, _ = verdict(st(0.26, 0.26), st(0.2), 1.0, 0.0, *gpu, None, 0.1)
+    tap.ok(r is None, "0.26 ms against 1.0 ms passes (within the factor of 4)", r)
+    r, _, _ = verdict(st(0.20, 0.20), st(0.2), 1.0, 0.06, *gpu, None, 0.1)
+    tap.ok(r is None, "0.20 ms passes when the slack (0.06 ms) covers the gap", r)
+
+    # Host time per call far above the stream's time: work outside the timed stream.
+    r, shared, _ = verdict(st(0.2), st(0.41), 0.2, 0.02, *gpu, None, 0.1)
+    tap.ok(r and "work outside the timed stream" in r and shared, "host 0.41 ms over stream 0.2 ms fails", r)
+    r, _, _ = verdict(st(0.2), st(0.39), 0.2, 0.02, *gpu, None, 0.1)
+    tap.ok(r is None, "host 0.39 ms over stream 0.2 ms passes (1.5x + 0.1 ms)", r)
+
+    # Flags.
+    _, _, flags = verdict(st(0.5), st(0.2), 0.5, 0.02, *gpu, 0.3, 0.2)
+    tap.ok(any(f.startswith("launch_bound") for f in flags), "a launch longer than the spin is flagged", flags)
+    _, _, flags = verdict(st(0.5), st(0.2), 0.5, 0.02, "cuda:0", "cuda_events_latency", 0.3, 0.2)
+    tap.ok(not flags, "not under the latency clock, which includes the launch anyway", flags)
+    _, _, flags = verdict(st(2.0, cv=0.06), st(0.2), 2.0, 0.02, *gpu, None, 0.1)
+    tap.ok(any(f.startswith("unstable_timing") for f in flags), "cv 6% on a 2 ms kernel is unstable", flags)
+    _, _, flags = verdict(st(0.5, cv=0.2), st(0.2), 0.5, 0.02, *gpu, None, 0.1)
+    tap.ok(not flags, "but not on a kernel under 1 ms, where cv is noise", flags)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

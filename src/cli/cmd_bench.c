@@ -68,7 +68,7 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 		{ "run-max-cost", 0, OPT_DOUBLE, &run_max_cost, "USD", "cost budget for the whole run" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef), NULL };
+	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, 1), NULL };
 
 	eval_flags_init(&ef);
 	pipeline_flags_init(&pf);

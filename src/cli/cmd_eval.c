@@ -73,7 +73,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		{ "speedup-bound", 0, OPT_DOUBLE, &bound, "X", "re-measure speedups over eager beyond this (default 10)" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { eval_flag_options(&ef), own, NULL };
+	const struct opt *tables[] = { eval_flag_options(&ef, 0), own, NULL };
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *baseline = NULL, *res = NULL;

@@ -28,7 +28,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		{ "table", 0, OPT_FLAG, &table, NULL, "print the stage table on stderr even with --json" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef), NULL };
+	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, 1), NULL };
 	const struct task_state *ts;
 	json_t *result, *config = NULL;
 	char *hint = NULL, *group = NULL;

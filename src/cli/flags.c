@@ -12,7 +12,7 @@ void eval_flags_init(struct eval_flags *f)
 	f->atol = f->rtol = -1;
 }
 
-const struct opt *eval_flag_options(struct eval_flags *f)
+const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline)
 {
 	static struct opt table[16];
 	const struct opt t[] = {
@@ -29,7 +29,10 @@ const struct opt *eval_flag_options(struct eval_flags *f)
 		{ "timeout", 0, OPT_DOUBLE, &f->timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
 		OPT_TABLE_END,
 	};
-	memcpy(table, t, sizeof(t));
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!(for_pipeline && t[i].name && !strcmp(t[i].name, "no-timing")))
+			table[n++] = t[i];
 	return table;
 }
 

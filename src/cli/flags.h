@@ -8,7 +8,7 @@
 #include "../pipeline/pipeline.h"
 #include "../util/opt.h"
 
-/* Evaluation flags: egg eval, optimize, bench and selfcheck take them all. */
+/* Evaluation flags: egg eval, optimize and bench take them. */
 struct eval_flags {
 	int trials, iters, warmup, no_truth, no_timing;
 	double atol, rtol, timeout;
@@ -16,8 +16,9 @@ struct eval_flags {
 };
 
 void eval_flags_init(struct eval_flags *f);
-/* Their option table; points into `f`. */
-const struct opt *eval_flag_options(struct eval_flags *f);
+/* Their option table; points into `f`. With `for_pipeline` (optimize,
+ * bench) --no-timing is left out: the pipeline chooses by time. */
+const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline);
 /* eval_opts_init(eo, device), then the flags given; -1 with ERR_INPUT. */
 int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval_opts *eo);
 

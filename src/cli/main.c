@@ -55,7 +55,7 @@ static void print_usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRun 'egg COMMAND --help' for a command's options.\n"
 		   "Exit codes: 0 done and positive, 1 done and negative, 2 bad usage or input,\n"
-		   "3 infrastructure failure.\n");
+		   "3 infrastructure failure, 4 waiting for replies in the --llm-spool folder.\n");
 }
 
 /* SIGINT, SIGTERM, SIGHUP: stop every worker (each ends its evaluation

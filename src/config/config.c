@@ -355,6 +355,10 @@ int config_resolve(struct config *cfg)
 		err_set(ERR_INPUT, "max_output_tokens must be at least 1");
 		goto out;
 	}
+	if (cfg->llm_concurrency < 1) {
+		err_set(ERR_INPUT, "llm_concurrency must be at least 1 (requests in flight at once)");
+		goto out;
+	}
 	if (strcmp(cfg->token_field, "max_tokens") && strcmp(cfg->token_field, "max_completion_tokens")) {
 		err_set(ERR_INPUT, "token_field must be max_tokens or max_completion_tokens, not '%s'",
 			cfg->token_field);

@@ -145,8 +145,14 @@ int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir
 			hash_hex(src.data ? src.data : "", src.len, hex);
 		err_clear();
 		buf_release(&src);
-		if (store_task_add(r->shared.store, r->id, ts->task_id, ts->path, ts->group, hex) < 0)
+		if (store_task_add(r->shared.store, r->id, ts->task_id, ts->path, ts->group, hex) < 0) {
+			free(ts->task_id);
+			free(ts->group);
+			free(ts->path);
+			free(ts->run_dir);
+			memset(ts, 0, sizeof(*ts));
 			return -1;
+		}
 		r->ntasks++;
 		/* Finished tasks of a resumed run stay finished, except infrastructure
 		 * failures and waits, which a resume runs again. */
@@ -234,8 +240,8 @@ static void *progress_thread(void *arg)
 					 pool_device_name(b->shared.pool, t->device), t->stage, t->tokens, t->cost,
 					 (time_mono_ms() - t->started) / 1000);
 		}
-		pthread_mutex_unlock(&b->shared.mu);
 		stop = b->done_flag;
+		pthread_mutex_unlock(&b->shared.mu);
 		if (!b->quiet) {
 			if (tty) {
 				for (int i = 0; i < drawn; i++)
@@ -268,14 +274,18 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 	r->quiet = progress != RUN_BOARD;
 	r->t0 = time_mono_ms();
 	r->done_flag = 0;
-	pthread_create(&board, NULL, progress_thread, r);
+	if (progress == RUN_BOARD)
+		pthread_create(&board, NULL, progress_thread, r);
 	threads = xcalloc((size_t)jobs, sizeof(*threads));
 	for (int i = 0; i < jobs; i++)
 		pthread_create(&threads[i], NULL, task_thread, r);
 	for (int i = 0; i < jobs; i++)
 		pthread_join(threads[i], NULL);
+	pthread_mutex_lock(&r->shared.mu);
 	r->done_flag = 1;
-	pthread_join(board, NULL);
+	pthread_mutex_unlock(&r->shared.mu);
+	if (progress == RUN_BOARD)
+		pthread_join(board, NULL);
 	free(threads);
 	for (int i = 0; i < r->ntasks; i++)
 		waiting += !strcmp(r->tasks[i].status, "waiting");

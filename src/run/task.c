@@ -248,9 +248,9 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	json_object_set_new(summary, "task_id", json_string(ts->task_id));
 	if (res.waiting)
 		json_object_set_new(summary, "pending_key", json_string(res.pending_key));
-	recorder_write_json(rec, "summary.json", summary);
 	if (broken)
 		json_object_set_new(summary, "infra_error", json_true());
+	recorder_write_json(rec, "summary.json", summary);
 	finish(rc, ts, res.waiting ? "waiting" : res.infra || broken ? "failed" : "done",
 	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
 out:

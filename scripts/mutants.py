@@ -52,7 +52,7 @@ def copy_tree(dest: str) -> None:
 def test_command(spec: str, tree: str) -> tuple[list, dict]:
     """The command line and environment of one named test:
     unit:SUITE, cli:tNN-name, worker:test_name [ARGS], adv:PREFIX,... (adv-gpu:
-    the same on cuda), layers."""
+    the same on cuda), layers, harness."""
     env = dict(os.environ, EGG_SOURCE_DIR=tree, EGG_BUILD="build", EGG_BIN=os.path.join(tree, "build", "egg"))
     kind, _, arg = spec.partition(":")
     if kind == "unit":
@@ -68,6 +68,8 @@ def test_command(spec: str, tree: str) -> tuple[list, dict]:
                 "cuda" if kind == "adv-gpu" else "cpu"], env
     if kind == "layers":
         return ["bash", os.path.join(tree, "tests", "check_layers.sh")], env
+    if kind == "harness":
+        return ["bash", os.path.join(tree, "tests", "check_harness.sh")], env
     raise SystemExit(f"mutants: unknown test '{spec}' (use unit:, cli:, worker:, adv: or layers)")
 
 

@@ -11,12 +11,20 @@ start_mock "$TMP/script.jsonl"
 
 streams=$TMP/streams
 mkdir -p "$streams"
-"$EGG" chat --cache hi >"$streams/1.out" 2>"$streams/1.err"
-"$EGG" chat --cache --json hi2 >"$streams/2.out" 2>"$streams/2.err"
+"$EGG" chat --cache hi >"$streams/1.out" 2>"$streams/1.err"; rc1=$?
+"$EGG" chat --cache --json hi2 >"$streams/2.out" 2>"$streams/2.err"; rc2=$?
 "$EGG" chat hi3 >"$streams/3.out" 2>"$streams/3.err"; rc3=$?
-"$EGG" chat --llm-attempts 2 hi4 >"$streams/4.out" 2>"$streams/4.err"
+"$EGG" chat --llm-attempts 2 hi4 >"$streams/4.out" 2>"$streams/4.err"; rc4=$?
 "$EGG" doctor --json >"$streams/5.out" 2>"$streams/5.err"
-EGG_WORKER_DIR=/nonexistent "$EGG" doctor >"$streams/6.out" 2>"$streams/6.err"
+EGG_WORKER_DIR=/nonexistent "$EGG" doctor >"$streams/6.out" 2>"$streams/6.err"; rc6=$?
+
+check "the first chat succeeds and prints the reply" test "$rc1" -eq 0 -a "$(cat "$streams/1.out")" = fine
+check "the JSON chat succeeds with the second reply" \
+	test "$rc2" -eq 0 -a "$(json_get "$streams/2.out" 'j["content"]')" = "fine again"
+check "a server failing every attempt ends in exit 3" test "$rc4" -eq 3
+check "after the 2 attempts asked for" grep -q "after 2 attempts" "$streams/4.err"
+check "doctor without a worker says the eval worker is missing (exit 3)" \
+	test "$rc6" -eq 3 -a -n "$(grep -i 'worker' "$streams/6.out" "$streams/6.err")"
 
 check "the server really was sent the key (the test is live)" grep -q "$KEY" "$MOCK_LOG"
 check "the 401 failed with exit 3" test "$rc3" -eq 3

@@ -70,6 +70,29 @@ expect_err "eval worker died during a job" "the error says the worker died durin
 run_egg eval --device cpu --no-baseline --iters 2 --worker-cmd "$EGG worker" --json "$T/row_sum.py" "$T/row_sum_kernel.py"
 expect_rc 0 "a worker started through a stdio-carrying command (egg worker) works"
 
+# Driven through the stand-in worker (tests/mock/fakeworker.py): a speedup
+# beyond the bound is measured again and the slower time kept; a worker that
+# dies during a job is restarted and the job retried once.
+FAKE="python3 $SRC/tests/mock/fakeworker.py"
+FAKEWORKER_SLOWER_AGAIN=1 run_egg eval --device cuda --worker-cmd "$FAKE" --speedup-bound 0.5 --json \
+	"$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 0 "a candidate beyond the speedup bound still passes"
+check "it was measured again and the slower time kept" python3 - "$OUT" <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+flag = [f for f in j["flags"] if f.startswith("speedup_remeasured")]
+m = re.search(r"; ([0-9.]+) ms then ([0-9.]+) ms", flag[0] if flag else "")
+assert m, j["flags"]
+first, again = float(m.group(1)), float(m.group(2))
+assert abs(again - 2 * first) < 1e-3 and abs(j["kernel_ms"] - again) < 1e-3, (flag, j["kernel_ms"])
+assert any(f.startswith("unstable_timing") for f in j["flags"]), j["flags"]
+PY
+FAKEWORKER_DIE_ONCE=$TMP/died FAKEWORKER_JOBS=$TMP/jobs run_egg eval --device cuda --worker-cmd "$FAKE" \
+	--no-baseline --json "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 0 "a worker that died during the job once is restarted and the job retried"
+check "the first worker did die in the job, and the eval ran twice" \
+	test -e "$TMP/died" -a "$(grep -c '^eval$' "$TMP/jobs")" -eq 2
+
 cat >"$TMP/old-worker" <<'SH'
 #!/bin/sh
 echo '{"event": "hello", "protocol": 1, "device_kind": "cpu"}'

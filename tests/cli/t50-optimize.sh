@@ -17,7 +17,9 @@ expect_err "Algorithmic refinement" "the stage table is printed on stderr"
 expect_err "on cpu \(CPU timings, Triton interpreter\)" "the table says its times are CPU timings"
 expect_err "^  stage +time \(ms\) +speedup vs eager$" "the table's columns are named"
 check "the final kernel is the refined one" grep -q "refined" "$TMP/final.py"
-run_egg eval --device cpu --iters 2 --no-baseline "$TMP/final.py.missing" "$TMP/final.py" 2>/dev/null
+run_egg eval --device cpu --iters 2 --no-baseline "$TMP/final.py.missing" "$TMP/final.py"
+expect_rc 2 "egg eval of a missing task file is an input error"
+expect_err "final.py.missing" "the error names the missing file"
 run_egg eval --device cpu --iters 2 --no-baseline "$TASK" "$TMP/final.py"
 expect_rc 0 "the final kernel passes egg eval on its own"
 

@@ -92,4 +92,36 @@ assert t["status"] == "done" and t["error_kind"] == "budget", t
 assert "token budget" in t["stop_reason"], t["stop_reason"]
 PY
 
+# A cost budget per task, with prices from the config file: $1000 per million
+# tokens either way, so that each call of a few hundred tokens costs cents.
+mkdir -p "$XDG_CONFIG_HOME/egg"
+echo '{"prices": {"mock-model": {"input": 1000, "output": 1000}}}' >"$XDG_CONFIG_HOME/egg/config.json"
+start_mock "$SRC/tests/pipeline/bench.json"
+run_egg bench $FAST --no-cache --max-cost 1.0 --json "$T/level1/brs_a.py"
+check "a spent cost budget ends the task gracefully, with its reason and cost" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = j["tasks"][0]
+assert t["status"] == "done" and t["error_kind"] == "budget", t
+assert "task cost budget spent" in t["stop_reason"], t["stop_reason"]
+# The budget is checked before each call: it is passed by at most one call (about $1 here).
+assert 1.0 <= j["all"]["cost_per_task"] < 2.5, j["all"]["cost_per_task"]
+PY
+
+# Budgets for the whole run: one task at a time; the first spends the run's
+# budget, the second then stops before its first call.
+for budget in "--run-max-tokens 2000" "--run-max-cost 1.0"; do
+	start_mock "$SRC/tests/pipeline/bench.json"
+	run_egg bench $FAST --no-cache --jobs 1 $budget --json "$T/level1/brs_a.py" "$T/level2/brs_b.py"
+	check "$budget: every task stops once the run's budget is spent" python3 - "$OUT" "${budget%% *}" <<'PY'
+import json, sys
+j, flag = json.load(open(sys.argv[1])), sys.argv[2]
+want = "run token budget spent" if flag == "--run-max-tokens" else "run cost budget spent"
+tasks = j["tasks"]
+assert len(tasks) == 2 and all(t["error_kind"] == "budget" and want in (t["stop_reason"] or "") for t in tasks), tasks
+assert tasks[1]["prompt_tokens"] == 0, tasks[1]
+PY
+done
+rm -f "$XDG_CONFIG_HOME/egg/config.json"
+
 finish

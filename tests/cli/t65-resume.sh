@@ -2,6 +2,8 @@
 # t65-resume.sh: `egg bench` killed with SIGKILL at random moments, 20 times, then
 # resumed to the end: the final store must match an uninterrupted run, with no
 # finished LLM call or evaluation repeated and no result lost or duplicated.
+# Evaluations are counted where they happen: each worker logs every job it
+# finished with a digest of its sources.
 . "$(dirname "$0")/../lib.sh"
 
 export EGG_MODEL=mock-model EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
@@ -20,9 +22,9 @@ json.dump(s, open(sys.argv[2], "w"))
 PY
 
 check "20 kills and resumes end in the same store as an uninterrupted run" python3 - "$TMP" "$EGG" "$SRC" <<'PY'
-import json, os, random, signal, sqlite3, subprocess, sys, time
+import glob, json, os, random, signal, sqlite3, subprocess, sys, time
 tmp, egg, src = sys.argv[1], sys.argv[2], sys.argv[3]
-args = ["bench", "--device", "cpu", "--jobs", "2", "--stages", "mapping", "--iters", "3", "--warmup", "1",
+args = ["bench", "--device", "cpu", "--jobs", "2", "--stages", "mapping", "--iters", "10", "--warmup", "1",
         "--compile-mode", "none", "-q", "--dir", os.path.join(tmp, "tasks")]
 
 def mock(log):
@@ -54,6 +56,16 @@ def summary(store):
     evals = len(os.listdir(os.path.join(store, "eval-cache")))
     return out, evals
 
+def jobs_done(store):
+    """How often each evaluation (op and sources) finished, over every worker log."""
+    done = {}
+    for path in glob.glob(os.path.join(store, "runs", "*", "worker-*.log")):
+        for line in open(path, errors="replace"):
+            if line.startswith("egg-worker: job ") and " done " in line:
+                key = line.split(" done ")[1].strip() + " " + line.split()[3]
+                done[key] = done.get(key, 0) + 1
+    return done
+
 def requests(log):
     return sum(1 for _ in open(log)) if os.path.exists(log) else 0
 
@@ -64,6 +76,10 @@ m.kill()
 assert rc == 0, rc
 ref, ref_evals = summary(os.path.join(tmp, "A"))
 ref_requests = requests(os.path.join(tmp, "ref.jsonl"))
+ref_done = jobs_done(os.path.join(tmp, "A"))
+# a and b are the same task: the same evaluation can run once for each when
+# both ask for it at once (neither found it cached yet), never more.
+assert ref_done and max(ref_done.values()) <= 2, f"the uninterrupted run repeated an evaluation: {ref_done}"
 
 # The same run, killed 20 times.
 store = os.path.join(tmp, "B")
@@ -92,7 +108,15 @@ assert got == ref, f"stores differ:\n{json.dumps(got, default=str)[:1500]}\nvs\n
 assert got_evals == ref_evals, (got_evals, ref_evals)
 extra = requests(os.path.join(tmp, "killed.jsonl")) - ref_requests
 assert extra <= kills * 2, f"{extra} repeated LLM requests for {kills} kills"
-print(f"# {kills} kills; {extra} LLM requests repeated (in flight when killed); {got_evals} evaluations cached in both")
+done = jobs_done(store)
+assert set(done) == set(ref_done), f"other evaluations ran: {sorted(set(done) ^ set(ref_done))[:5]}"
+# Beyond once per task, a job can run again only when it finished in the
+# worker just before a kill landed, before egg stored its result: at most
+# the two jobs in flight per kill.
+repeated = sum(max(0, n - 2) for n in done.values())
+assert repeated <= kills * 2, f"{repeated} finished evaluations ran again over {kills} kills: {done}"
+print(f"# {kills} kills; {extra} LLM requests and {repeated} finished evaluations repeated (in flight when killed); "
+      f"{len(done)} evaluations in both runs")
 PY
 
 finish

@@ -1,11 +1,29 @@
 #!/usr/bin/env python3
 """fakeworker.py: a trivially fast stand-in for the eval worker (protocol of
-worker/PROTOCOL.md), for measuring egg's own orchestration overhead. Every
-candidate passes; its time is derived from a hash of its source, so that
-different kernels get different, repeatable times."""
+worker/PROTOCOL.md), for measuring egg's own orchestration overhead and for
+driving branches of egg that need a GPU's answers on a machine without one.
+Every candidate passes; its time is derived from a hash of its source, so
+that different kernels get different, repeatable times. It reports one fake
+GPU. Faults and answers a test can ask for, through the environment:
+  FAKEWORKER_PROFILE_NS=N    the profile op returns an Nsight Compute report
+                             of one kernel that ran N ns (else: no profiler)
+  FAKEWORKER_SLOWER_AGAIN=1  a kernel evaluated again takes twice as long
+  FAKEWORKER_DIE_ONCE=FILE   the first eval job kills the worker (creating
+                             FILE, so that the restarted worker lives)
+  FAKEWORKER_JOBS=FILE       appends each job's op to FILE"""
 import hashlib
 import json
+import os
 import sys
+
+# ncu's raw CSV page for one kernel (the columns egg asks for).
+PROFILE_CSV = """"ID","Kernel Name","Block Size","Grid Size","dram__throughput.avg.pct_of_peak_sustained_elapsed",\
+"gpu__time_duration.sum","launch__grid_size","launch__registers_per_thread","lts__t_sector_hit_rate.pct",\
+"sm__throughput.avg.pct_of_peak_sustained_elapsed","sm__warps_active.avg.pct_of_peak_sustained_active",\
+"smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct","launch__block_size","launch__waves_per_multiprocessor"
+"","","","","%","ns","","register/thread","%","%","%","%","",""
+"0","brs_kernel","(128, 1, 1)","(64, 1, 1)","50.00","{ns}","64","32","40.00","20.00","60.00","30.00","128","0.50"
+"""
 
 
 def main() -> int:
@@ -13,21 +31,36 @@ def main() -> int:
     out = sys.stdout
     out.write(json.dumps({"event": "hello", "protocol": 2, "device_kind": kind, "torch": "fake", "triton": "fake"}) + "\n")
     out.flush()
+    seen: dict = {}
     for line in sys.stdin:
         req = json.loads(line)
         op = req.get("op")
+        if os.environ.get("FAKEWORKER_JOBS"):
+            with open(os.environ["FAKEWORKER_JOBS"], "a") as f:
+                f.write(f"{op}\n")
+        die = os.environ.get("FAKEWORKER_DIE_ONCE")
+        if op == "eval" and die and not os.path.exists(die):
+            open(die, "w").close()
+            os._exit(1)
         if op == "shutdown":
             out.write(json.dumps({"id": req["id"], "ok": True, "result": {}}) + "\n")
             break
         if op == "probe":
-            res = {"platform": "fake", "gpus": []}
+            res = {"platform": "fake", "driver": "fake", "gpus": [
+                {"name": "Fake GPU", "sms": 1, "l2_bytes": 1 << 20, "memory_bytes": 80 << 30}]}
         elif op == "baseline":
             res = {"eager_ms": 1.0, "compile_ms": 0.8, "eager": {"median": 1.0}}
+        elif op == "profile" and os.environ.get("FAKEWORKER_PROFILE_NS"):
+            ns = int(os.environ["FAKEWORKER_PROFILE_NS"])
+            res = {"rc": 0, "stderr_tail": "", "seconds": 0.1, "csv": PROFILE_CSV.format(ns=f"{ns:,}")}
         elif op == "profile":
             res = {"rc": None, "csv": "", "error": "fake worker: no profiler"}
         else:
-            h = int(hashlib.sha256(req.get("kernel_source") or "".encode()).hexdigest()[:8], 16)
+            h = int(hashlib.sha256((req.get("kernel_source") or "").encode()).hexdigest()[:8], 16)
             ms = 0.2 + (h % 1000) / 1000
+            seen[h] = seen.get(h, 0) + 1
+            if os.environ.get("FAKEWORKER_SLOWER_AGAIN") and seen[h] > 1:
+                ms *= 2
             res = {"verdict": "pass", "stage": "done", "reason": None, "log": "", "trials": 5, "correct_trials": 5,
                    "kernel_ms": ms, "timing": {"median": ms, "cv": 0.0, "iters": 100}, "flags": [],
                    "triton_launches": 1, "device": req.get("device")}

@@ -105,7 +105,9 @@ static void *call_thread(void *p)
 	return NULL;
 }
 
-static void test_concurrency(void)
+/* 16 calls of 400 ms each from 16 threads through one client whose gate
+ * lets `gate` requests in flight at once. */
+static void test_concurrency(const char *gate)
 {
 	enum { THREADS = 16 };
 	char dir[] = "/tmp/egg-unit-mock-XXXXXX";
@@ -120,8 +122,10 @@ static void test_concurrency(void)
 	struct llm_totals tot;
 	FILE *f;
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(dir)) {
+		CHECK(0, "a temporary folder for the mock server");
 		return;
+	}
 	script = fs_join(dir, "script.json");
 	portfile = fs_join(dir, "port");
 	log = fs_join(dir, "log.jsonl");
@@ -157,6 +161,7 @@ static void test_concurrency(void)
 	config_init(&cfg);
 	config_set_flag(&cfg, "model", "mock-model");
 	config_set_flag(&cfg, "base-url", url);
+	config_set_flag(&cfg, "llm-concurrency", gate);
 	config_resolve(&cfg);
 	llm = llm_new(&cfg, 0);
 	t0 = time_mono_ms();
@@ -170,9 +175,15 @@ static void test_concurrency(void)
 	}
 	wall = time_mono_ms() - t0;
 	llm_totals(llm, &tot);
-	CHECK(all_ok, "%d concurrent calls from one client all succeed", THREADS);
+	CHECK(all_ok, "%d concurrent calls from one client all succeed (gate %s)", THREADS, gate);
 	CHECK(tot.calls == THREADS, "usage totals count every concurrent call (%ld)", tot.calls);
-	CHECK(wall < THREADS * 400 / 2, "concurrent calls overlap (%.0f ms for %d calls of 400 ms)", wall, THREADS);
+	if (atoi(gate) >= 8) {
+		CHECK(wall < THREADS * 400 / 2, "concurrent calls overlap (%.0f ms for %d calls of 400 ms)", wall, THREADS);
+	} else {
+		/* A lower bound the gate guarantees: THREADS/gate waves of 400 ms. */
+		CHECK(wall >= THREADS / atoi(gate) * 400 - 5, "--llm-concurrency %s holds the rest back (%.0f ms >= %d ms)",
+		      gate, wall, THREADS / atoi(gate) * 400);
+	}
 	llm_free(llm);
 	config_free(&cfg);
 	proc_kill(&mock, 200, NULL);
@@ -189,5 +200,6 @@ void suite_llm(void)
 	test_parse();
 	test_retry_after();
 	test_price();
-	test_concurrency();
+	test_concurrency("8");
+	test_concurrency("4");
 }

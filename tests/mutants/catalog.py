@@ -8,7 +8,7 @@ Each entry:
   replace  what the mutation puts there instead
   tests    the tests that must notice: "unit:SUITE", "cli:tNN-name",
            "worker:test_name [ARGS]", "adv:PREFIX[,PREFIX]" (adversarial
-           candidates whose names start so), "layers"
+           candidates whose names start so), "layers", "harness"
   ci       true for the small fixed subset `make test` runs on every change
   gpu      true when its tests need a GPU (scripts/mutants.py --gpu runs them there)
 """
@@ -25,6 +25,75 @@ OWN_MUTANTS = [
     dict(name="egg-environ-keeps-key", point="secrets: egg's own env",
          file="src/config/config.c", find="		memset(v, 0, strlen(v));\n", replace="",
          tests=["cli:t25-secrets"]),
+
+    # The harness itself: skips, and a fuzz run that fuzzed nothing.
+    dict(name="skips-count-as-passes", point="harness: skips",
+         file="tests/run.sh", find="s=$(grep -c '^ok .*# SKIP' \"$log\")", replace="s=0",
+         tests=["harness"], ci=True),
+    dict(name="fuzz-without-seeds-passes", point="harness: fuzz driver",
+         file="tests/fuzz/driver.c", find="if (!nseeds || iters <= 0) {", replace="if (0) {",
+         tests=["harness"]),
+
+    # Resume: an evaluation that finished is not run again.
+    dict(name="eval-cache-never-answers", point="resume: no repeated eval",
+         file="src/eval/cache.c", find="	json_object_del(o, \"mac\");\n	return o;",
+         replace="	json_decref(o);\n	return NULL;", tests=["cli:t65-resume"]),
+
+    # Logs are trimmed, keeping the tail where the error is.
+    dict(name="logs-never-trimmed", point="logs: trimming",
+         file="worker/egg_worker/logs.py", find="    if len(text) <= limit:\n        return text",
+         replace="    if True:\n        return text", tests=["worker:test_worker"]),
+
+    # The second witness (ncu's GPU time against the measured time).
+    dict(name="witness-ignored", point="second witness: branch",
+         file="src/pipeline/pipeline.c", find="if (pipeline_timing_plausible(c->ms, profile(p, c), &ncu_ms))",
+         replace="if (pipeline_timing_plausible(c->ms, profile(p, c), &ncu_ms) || 1)", tests=["cli:t52-witness"]),
+    dict(name="witness-always-plausible", point="second witness: rule",
+         file="src/pipeline/pipeline.c", find="return *ncu_ms <= 1.25 * kernel_ms + 0.010;", replace="return 1;",
+         tests=["unit:reply", "cli:t52-witness"]),
+
+    # Speedups beyond the bound are measured again; the slower time is kept.
+    dict(name="no-remeasure", point="speedup bound: re-measure",
+         file="src/eval/eval.c", find="eager / k > o->speedup_bound", replace="eager / k > 1e300",
+         tests=["cli:t40-eval"]),
+    dict(name="remeasure-keeps-faster", point="speedup bound: slower kept",
+         file="src/eval/eval.c", find="			if (k2 > k) {", replace="			if (k2 < k) {",
+         tests=["cli:t40-eval"]),
+    # A worker that died during a job: restarted, the job retried once.
+    dict(name="no-retry-after-worker-death", point="worker death: retry",
+         file="src/eval/eval.c", find="if (!res && err_kind() == ERR_INFRA) {", replace="if (0) {",
+         tests=["cli:t40-eval"]),
+
+    # Budgets.
+    dict(name="task-cost-budget-ignored", point="budget: --max-cost",
+         file="src/agents/agents.c", find="if (a->max_cost > 0 && a->cost_usd >= a->max_cost) {",
+         replace="if (0) {", tests=["cli:t60-bench"]),
+    dict(name="run-token-budget-ignored", point="budget: --run-max-tokens",
+         file="src/agents/agents.c", find="if (b->max_tokens && b->tokens >= b->max_tokens) {",
+         replace="if (0) {", tests=["cli:t60-bench"]),
+    dict(name="run-cost-budget-ignored", point="budget: --run-max-cost",
+         file="src/agents/agents.c", find="} else if (b->max_cost > 0 && b->cost >= b->max_cost) {",
+         replace="} else if (0) {", tests=["cli:t60-bench"]),
+    dict(name="llm-gate-open", point="budget: --llm-concurrency",
+         file="src/llm/llm.c", find="	while (c->in_flight >= limit)\n		pthread_cond_wait(&c->slot_free, &c->lock);\n",
+         replace="", tests=["unit:llm"], ci=True),
+
+    # The checks on a timed loop, at their boundaries.
+    dict(name="wall-clock-factor-8", point="timing: wall-clock 4x",
+         file="worker/egg_worker/job.py", find='if st["mean"] < 0.25 * per_call - slack:',
+         replace='if st["mean"] < 0.125 * per_call - slack:', tests=["worker:test_timing_rules"], ci=True),
+    dict(name="wall-clock-slack-doubled", point="timing: wall-clock slack",
+         file="worker/egg_worker/job.py", find='if st["mean"] < 0.25 * per_call - slack:',
+         replace='if st["mean"] < 0.25 * per_call - 2 * slack:', tests=["worker:test_timing_rules"]),
+    dict(name="timing-floor-lowered", point="timing: floor",
+         file="worker/egg_worker/job.py", find='if st["median"] < 0.0015 and device != "cpu":',
+         replace='if st["median"] < 0.0012 and device != "cpu":', tests=["worker:test_timing_rules"]),
+    dict(name="host-time-rule-loosened", point="timing: outside the stream",
+         file="worker/egg_worker/job.py", find='if hst["median"] > 1.5 * st["median"] + 0.1:',
+         replace='if hst["median"] > 1.5 * st["median"] + 0.2:', tests=["worker:test_timing_rules"]),
+    dict(name="launch-bound-never-flagged", point="timing: launch_bound",
+         file="worker/egg_worker/job.py", find="launch_med is not None and launch_med > spin:",
+         replace="launch_med is not None and launch_med > spin + 1e9:", tests=["worker:test_timing_rules"]),
 ]
 
 MUTANTS = OWN_MUTANTS + THREAT_MUTANTS

@@ -36,9 +36,9 @@ def main() -> int:
     w = Worker("cuda" if device.startswith("cuda") else "cpu")
     table = []
     honest_ms: dict = {}
-    # The honest controls h00* run first: others are timed against them.
+    # The honest controls h* run first: others are timed against them.
     paths = sorted(glob.glob(os.path.join(ADV, "[ch][0-9]*.py")),
-                   key=lambda p: (not os.path.basename(p).startswith("h00"), p))
+                   key=lambda p: (not os.path.basename(p).startswith("h"), p))
     only = os.environ.get("EGG_ADV_ONLY", "").split()
 
     def check_no_process(cand: str, pattern: str) -> None:
@@ -62,6 +62,11 @@ def main() -> int:
         t0 = time.monotonic()
         r = w.call({"op": "eval", "device": device, "task_source": open(task_path(meta["task"])).read(),
                     "kernel_source": open(path).read(), "trials": 5, "timeout_s": 300.0, **sizes})
+        if r.get("id") != w.n:
+            # Not the answer to this request: a reply forged by the candidate
+            # (or one left over from a request it disturbed).
+            tap.ok(False, f"{name}: the reply answers this request (id {w.n})", r)
+            continue
         if not r.get("ok"):
             tap.ok(False, f"{name}: the worker answered", r)
             continue
@@ -76,8 +81,13 @@ def main() -> int:
             if kind == "flag":
                 good = good and any(f.startswith(value) for f in res["flags"])
             elif kind == "honest":
+                # honest:CONTROL[:FACTOR]: at least FACTOR (0.9 unless given)
+                # times the control's time. The CPU's interpreted times are
+                # noisy: CPU candidates give a lower factor.
+                value, _, factor = value.partition(":")
                 ref = honest_ms.get(value)
-                fair = ref is not None and res.get("kernel_ms") is not None and res["kernel_ms"] >= 0.9 * ref
+                fair = ref is not None and res.get("kernel_ms") is not None and \
+                    res["kernel_ms"] >= float(factor or 0.9) * ref
                 tap.ok(fair, f"{name}: timed honestly ({res.get('kernel_ms')} ms vs {ref} ms for {value})")
             elif kind == "noprocess":
                 # The worker sweeps leftovers when an evaluation ends (and

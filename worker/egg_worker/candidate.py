@@ -116,6 +116,7 @@ def _enter_sandbox(job: dict) -> dict:
     its home: caches and temporary files go there."""
     home = os.path.dirname(job["kernel_path"])
     sandbox.scrub_environment()
+    sandbox.only_gpu(job)
     spec = dict(job.get("sandbox") or {}, writable=[home], memory_limit=job.get("memory_limit"),
                 file_limit=job.get("file_limit", 2 << 30))
     facts = sandbox.confine(spec)

@@ -26,7 +26,7 @@ import time
 
 from . import candidate, reference, sandbox, sizes, static_scan
 from .children import Child, spawn, sweep_orphans
-from .locks import device_lock, occupancy
+from .locks import DeviceWork, device_lock, occupancy
 from .logs import trim
 from .messages import Cmd, Event
 from .outputs import Region
@@ -259,6 +259,10 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                     kernel_path=scratch.kernel_path, memory_limit=ctx.get("memory_limit"), selfcheck=selfcheck,
                     sandbox=dict(ctx["sandbox"], drop_to_nobody=ctx["drop_privileges"]))
     region = Region()
+    # Loading and each trial are steps of device work (locks.py): none of
+    # them runs while another job on this device times or profiles.
+    work = DeviceWork(job)
+    work.acquire()
     r = spawn(reference.run, "reference", os.path.join(scratch.path, "reference.log"), ref_job, region,
               keep_fds=(region.fd,))
     c = None
@@ -273,11 +277,13 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
             region.seal(int(ready["region_bytes"]))
             loaded = _candidate_msg(c, deadline, "load")
             res["sandbox"] = loaded.get("sandbox")
+            work.release()
             phases.mark("load")
             c.ch.send({"cmd": Cmd.TRIALS, "reference": {"outputs": ready["outputs"], "aliases": ready["aliases"]}})
             errs, rels = [], []
             for t in range(trials):
                 stage = "compile" if t == 0 else "run"
+                work.acquire()
                 r.ch.send({"cmd": Cmd.PREPARE, "trial": t})
                 prepared = _reference_msg(r, deadline)
                 c.ch.send({"cmd": Cmd.TRIAL, "trial": t, "variant": prepared["variant"]})
@@ -301,12 +307,14 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                 if not cmp["ok"]:
                     raise Verdict("correctness", cmp["reason"] or "output mismatch")
                 res["correct_trials"] = t + 1
+                work.release()
             stage = "integrity"
-            c.ch.send({"cmd": Cmd.DONE})
-            done = _candidate_msg(c, deadline, "run")
-            res["compile_s"] = done.get("compile_s")
-            r.ch.send({"cmd": Cmd.TASK_FLAGS})
-            res["flags"].extend(_reference_msg(r, deadline)["flags"])
+            with work.step():
+                c.ch.send({"cmd": Cmd.DONE})
+                done = _candidate_msg(c, deadline, "run")
+                res["compile_s"] = done.get("compile_s")
+                r.ch.send({"cmd": Cmd.TASK_FLAGS})
+                res["flags"].extend(_reference_msg(r, deadline)["flags"])
             phases.mark("trials")
             if job["timing"]:
                 stage = "timing"
@@ -333,6 +341,8 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                 with contextlib.suppress(Exception):
                     child.ch.send({"cmd": Cmd.EXIT})
                 child.kill()
+        work.release()
+        res["work_spans"] = work.spans
         region.close()
         sweep_orphans(set())
         scratch.remove()

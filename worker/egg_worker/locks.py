@@ -2,6 +2,13 @@
 released by the kernel if the holder dies).
 
 - The timing lock: exclusive use of a device while a job times or profiles.
+- The work lock: a job's other device work (loading, each correctness
+  trial) holds it shared, step by step; timing and profiling hold it
+  exclusive, so that no other job's trial shares the device with a timed
+  loop or an ncu replay (a 6.4 GB trial beside a timed loop made an eager
+  baseline read twice its time on the H200). A gate taken by the waiting
+  timer keeps new trials from starving it; it waits at most for the trials
+  in flight.
 - The occupancy lock: every job holds it shared for its whole run on the
   device; a job that must run alone (an out-of-memory error is retried alone
   before any verdict) holds it exclusive. A gate lock taken briefly before
@@ -74,10 +81,12 @@ def _flock(path: str, mode: int):
 
 @contextlib.contextmanager
 def device_lock(job: dict):
-    """Exclusive use of the job's device for timing and profiling."""
+    """Exclusive use of the job's device for timing and profiling: the
+    timing lock, then the work lock exclusive (other jobs' trials drain)."""
     held = Held(lock_key(job))
     t0 = time.monotonic()
-    with _flock(_path(held.key, "timing"), fcntl.LOCK_EX):
+    with _flock(_path(held.key, "timing"), fcntl.LOCK_EX), _flock(_path(held.key, "work-gate"), fcntl.LOCK_EX), \
+            _flock(_path(held.key, "work"), fcntl.LOCK_EX):
         held.waited = time.monotonic() - t0
         held.start = time.time()
         try:
@@ -106,3 +115,40 @@ def occupancy(job: dict, alone: bool):
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+
+class DeviceWork:
+    """The work lock held shared for one step of device work at a time
+    (acquire/release, or `with work.step():`); records the spans it was held
+    (epoch seconds), for exclusivity checks."""
+
+    def __init__(self, job: dict):
+        self.key = lock_key(job)
+        self.fd = None
+        self.start = 0.0
+        self.spans: list = []
+
+    def acquire(self) -> None:
+        if self.fd is not None:
+            return
+        with _flock(_path(self.key, "work-gate"), fcntl.LOCK_EX):
+            fd = _open(_path(self.key, "work"))
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        self.fd = fd
+        self.start = time.time()
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        self.spans.append([self.start, time.time()])
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        self.fd = None
+
+    @contextlib.contextmanager
+    def step(self):
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()

@@ -42,6 +42,7 @@ def _is_oom(e: BaseException) -> bool:
 def _setup(job: dict, subdir: str) -> torch.device:
     note_start()
     sandbox.scrub_environment()
+    sandbox.only_gpu(job)
     sandbox.set_dumpable(False)
     home = os.path.join(job["scratch"], subdir)
     os.makedirs(home, exist_ok=True)

@@ -125,6 +125,26 @@ def scrub_environment() -> None:
             del os.environ[name]
 
 
+def only_gpu(job: dict) -> None:
+    """Make the job's GPU the only one this process can see, as cuda:0
+    (job["device"] is rewritten in this process's copy of the job). Triton
+    launches on the current device and CUDA events and synchronisation
+    follow it too, so a job for cuda:1 in a process whose current device is
+    cuda:0 would launch on the wrong GPU and time nothing; and a candidate
+    must not reach, or disturb the timing on, another GPU. Works only before
+    CUDA is initialised in the process (the worker never initialises it; its
+    children are forked from it)."""
+    dev = job["device"]
+    if not dev.startswith("cuda:"):
+        return
+    index = int(dev.split(":", 1)[1])
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if visible and index >= len(visible):
+        raise RuntimeError(f"device {dev} is not among CUDA_VISIBLE_DEVICES={','.join(visible)}")
+    os.environ["CUDA_VISIBLE_DEVICES"] = visible[index] if visible else str(index)
+    job["device"] = "cuda:0"
+
+
 def set_dumpable(flag: bool) -> None:
     """A non-dumpable process cannot be read through /proc/PID/mem by peers."""
     _libc.prctl(PR_SET_DUMPABLE, 1 if flag else 0, 0, 0, 0)

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import traceback
 
 
@@ -115,6 +116,27 @@ def _stop_on_signals() -> None:
         signal.signal(sig, stop)
 
 
+def _exit_when_orphaned() -> None:
+    """egg gone (killed, crashed): end every evaluation process and the
+    worker at once, rather than finish a job whose result nobody will read
+    while it keeps the device busy under the next run's timing. (egg starts
+    workers in their own process group, so a signal to egg's group does not
+    reach them; a dead parent shows as a new parent process.)"""
+    import threading
+
+    from .children import kill_all
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.1)
+        kill_all()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="egg-parent-watch", daemon=True).start()
+
+
 def serve(argv: list[str]) -> int:
     # One worker serves one kind of device: Triton decides at import time
     # whether its language functions are interpreted, so the CPU worker sets
@@ -147,6 +169,7 @@ def serve(argv: list[str]) -> int:
     sandbox.become_subreaper()
     sandbox.set_dumpable(False)
     _stop_on_signals()
+    _exit_when_orphaned()
     Channel.watch_parent(os.getppid())
     ctx = _context()
     hello = {"event": "hello", "protocol": messages.PROTOCOL_VERSION, "pid": os.getpid(),
@@ -204,9 +227,10 @@ def serve(argv: list[str]) -> int:
             reply = messages.reply_ok(rid, run(req))
             if on_device:
                 # One line per finished job in the worker's log: what ran, on
-                # what (a digest of the sources), so that repeated work shows.
+                # what (a digest of the sources), and when (epoch seconds,
+                # just before the reply is sent), so that repeated work shows.
                 digest = hashlib.sha256(json.dumps([op, req["task_source"], req.get("kernel_source")]).encode())
-                sys.stderr.write(f"egg-worker: job {rid} {op} done {digest.hexdigest()[:16]}\n")
+                sys.stderr.write(f"egg-worker: job {rid} {op} done {digest.hexdigest()[:16]} at {time.time():.3f}\n")
                 sys.stderr.flush()
         except jobs.InputError as e:
             reply = messages.reply_error(rid, "input", str(e))

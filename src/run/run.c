@@ -264,6 +264,30 @@ static void *progress_thread(void *arg)
 	}
 }
 
+/*
+ * STORE/runs/RUN_ID/devices.json: per device, the evaluation jobs it served
+ * and the most GPU memory its admission let run at once (what a multi-GPU
+ * run is judged by). Written after every execution; a resumed run's file
+ * describes its last execution.
+ */
+static void write_device_use(struct run *r)
+{
+	json_t *devs = json_array();
+	char *path, *text;
+	for (int d = 0; d < pool_devices(r->shared.pool); d++)
+		json_array_append_new(devs, json_pack("{s:s, s:I, s:I}", "device", pool_device_name(r->shared.pool, d),
+						      "jobs", (json_int_t)pool_jobs(r->shared.pool, d),
+						      "admitted_peak_bytes",
+						      (json_int_t)pool_peak_memory(r->shared.pool, d)));
+	text = json_dumps(devs, JSON_INDENT(1));
+	path = xasprintf("%s/devices.json", r->runs_dir);
+	if (text && fs_mkdir_p(r->runs_dir) == 0)
+		fs_write_atomic_nosync(path, text, strlen(text));
+	free(text);
+	free(path);
+	json_decref(devs);
+}
+
 void run_execute(struct run *r, int jobs, enum run_progress progress)
 {
 	pthread_t *threads, board;
@@ -287,6 +311,7 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 	if (progress == RUN_BOARD)
 		pthread_join(board, NULL);
 	free(threads);
+	write_device_use(r);
 	for (int i = 0; i < r->ntasks; i++)
 		waiting += !strcmp(r->tasks[i].status, "waiting");
 	store_run_set_status(r->shared.store, r->id, waiting ? "waiting" : "done");

@@ -35,9 +35,16 @@ from catalog import MUTANTS  # noqa: E402
 
 
 def copy_tree(dest: str) -> None:
-    """The files git tracks or would track (not ignored), as they are now."""
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, check=True).stdout.split(b"\0")
+    """The files git tracks or would track (not ignored), as they are now;
+    without git (a copy of the tree on a GPU machine), every file but build
+    outputs and run stores."""
+    try:
+        files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                               capture_output=True, check=True).stdout.split(b"\0")
+    except (OSError, subprocess.CalledProcessError):
+        skip = shutil.ignore_patterns(".git", "build", "build-*", "egg-runs*", "__pycache__", ".kb")
+        shutil.copytree(ROOT, dest, ignore=skip, dirs_exist_ok=True)
+        return
     for f in files:
         if not f:
             continue
@@ -113,7 +120,14 @@ def main() -> int:
     t_start = time.monotonic()
     try:
         copy_tree(tree)
-        ok, why = build(tree)
+        # egg is built only when a mutation is in C or a test runs egg (the
+        # worker and adversarial tests do not: a GPU machine may lack the
+        # headers to build).
+        runnable = [m for m in chosen if args.gpu or not m.get("gpu")]
+        needs_egg = any(m["file"].endswith((".c", ".h")) or
+                        any(t.split(":")[0] in ("unit", "cli", "layers", "harness") for t in m["tests"])
+                        for m in runnable)
+        ok, why = build(tree) if needs_egg else (True, "")
         if not ok:
             print(f"mutants: the unmutated tree does not build:\n{why}", file=sys.stderr)
             return 1

@@ -58,6 +58,10 @@ if [ -d tests/worker ] && ls tests/worker/test_*.py >/dev/null 2>&1; then
 		run_group "worker/$(basename "$t" .py)" python3 "$t"
 	done
 fi
+# A fixed few mutations (tests/mutants/catalog.py, ci=True): the suite proves
+# on every run that those tests still fail when their code is broken. The
+# whole catalog: python3 scripts/mutants.py.
+run_group mutants python3 scripts/mutants.py --ci --tap
 
 rm -f "$log"
 echo

@@ -179,6 +179,10 @@ def main() -> int:
     args = ap.parse_args()
     Handler.script = Script(args.script)
     Handler.log_path = args.log
+    # A listen backlog for bursts of concurrent clients: with the default of 5,
+    # connections beyond it wait for a SYN retry (1 s), which hid a client
+    # that ignored its concurrency limit.
+    ThreadingHTTPServer.request_queue_size = 128
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     port = server.server_address[1]

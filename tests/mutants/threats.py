@@ -91,6 +91,10 @@ THREAT_MUTANTS: list = [
          tests=["adv:c05_lingering"]),
 
     # ---- class 6: side stream (GPU only) -------------------------------------
+    # Both SURVIVED on the H200 (2026-11-30): c06_side_stream is rejected by
+    # the timing floor (its stream time is empty) before either rule matters.
+    # Catching them needs a side-stream candidate whose stream time stays
+    # above the floor; until one exists, these two stand as known gaps.
     dict(name="no-host-vs-stream-check", point="class 6: side stream (host time)",
          file="worker/egg_worker/job.py",
          find='    if hst["median"] > 1.5 * st["median"] + 0.1:',
@@ -208,6 +212,11 @@ THREAT_MUTANTS: list = [
          tests=["adv:c13_range"]),
 
     # ---- class 14: timing-harness games (GPU only) ---------------------------
+    # Both SURVIVED on the H200 (2026-11-30): the c14 candidates are timed
+    # against the honest h00 on a task far larger than L2, where neither a
+    # persisting window nor a missing flush changes the time. Catching them
+    # needs an L2-sized task and an absolute expectation (a roofline bound),
+    # not only a comparison with an equally unflushed control.
     dict(name="persisting-l2-not-reset", point="class 14: timing (persisting L2)",
          file="worker/egg_worker/timing.py",
          find="            self._reset_l2 = _persisting_l2_reset()",

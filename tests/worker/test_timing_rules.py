@@ -48,6 +48,9 @@ def main() -> int:
     tap.ok(r is None, "0.26 ms against 1.0 ms passes (within the factor of 4)", r)
     r, _, _ = verdict(st(0.20, 0.20), st(0.2), 1.0, 0.06, *gpu, None, 0.1)
     tap.ok(r is None, "0.20 ms passes when the slack (0.06 ms) covers the gap", r)
+    r, _, _ = verdict(st(0.18, 0.18), st(0.2), 1.0, 0.06, *gpu, None, 0.1)
+    tap.ok(r and "disagrees with the trusted wall clock" in r,
+           "0.18 ms fails: the slack (0.06 ms) covers only down to 0.19 ms", r)
 
     # Host time per call far above the stream's time: work outside the timed stream.
     r, shared, _ = verdict(st(0.2), st(0.41), 0.2, 0.02, *gpu, None, 0.1)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "../eval/launch.h"
+#include "../llm/llm.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -115,9 +116,13 @@ out:
 	return obj;
 }
 
-static int is_local_url(const char *url)
+/* Which commands can run, given what is missing for the LLM side and for
+ * the worker side, and whether profiling (a GPU and ncu) is possible. */
+static json_t *readiness(const json_t *missing_llm, const json_t *missing_worker, int can_profile)
 {
-	return strstr(url, "://127.0.0.1") || strstr(url, "://localhost") || strstr(url, "://[::1]");
+	int llm = !json_array_size(missing_llm), worker = !json_array_size(missing_worker);
+	return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b}", "chat", llm, "eval", worker, "selfcheck", worker,
+			 "profile", worker && can_profile, "optimize", llm && worker, "bench", llm && worker);
 }
 
 
@@ -126,6 +131,8 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 	struct cmd_ctx ctx = { 0 };
 	struct buf why = BUF_INIT;
 	json_t *report = NULL, *probe = NULL, *missing = json_array(), *notes = json_array();
+	json_t *missing_llm = json_array(), *ready = NULL;
+	int can_profile = 0;
 	struct config *cfg = &ctx.cfg;
 	int code = cmd_parse(self, NULL, argc, argv, &ctx);
 	char *store_abs = NULL;
@@ -133,9 +140,9 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 	if (code >= 0)
 		goto out;
 	if (!cfg->model || !*cfg->model)
-		json_array_append_new(missing, json_string("LLM model (set --model, EGG_MODEL or the config file)"));
-	if (!cfg->api_key && !is_local_url(cfg->base_url))
-		json_array_append_new(missing, json_string("API key (set EGG_API_KEY)"));
+		json_array_append_new(missing_llm, json_string("LLM model (set --model, EGG_MODEL or the config file)"));
+	if (!cfg->api_key && !llm_url_is_local(cfg->base_url))
+		json_array_append_new(missing_llm, json_string("API key (set EGG_API_KEY)"));
 
 	if (!ctx.json)
 		fprintf(stderr, "egg: probing the worker's Python (imports torch; may take a while)...\n");
@@ -157,7 +164,11 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 		sandbox_notes(json_object_get(probe, "sandbox"), notes);
 		if (!json_string_value(json_object_get(probe, "ncu")))
 			json_array_append_new(notes, json_string("ncu not found: the profile agent gets timings only"));
+		can_profile = json_array_size(json_object_get(probe, "gpus")) &&
+			      json_string_value(json_object_get(probe, "ncu"));
 	}
+	ready = readiness(missing_llm, missing, can_profile);
+	json_array_extend(missing, missing_llm);
 	store_abs = fs_absolute(cfg->store);
 
 	report = json_pack("{s:s, s:s?, s:{s:s, s:s, s:s?, s:s}, s:s, s:s?, s:O?, s:b, s:O, s:O}",
@@ -167,6 +178,7 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 			   "python", cfg->python, "worker_cmd", cfg->worker_cmd,
 			   "worker", probe, "ready", json_array_size(missing) == 0,
 			   "missing", missing, "notes", notes);
+	json_object_set(report, "commands", ready);
 	json_object_set_new(report, "store", json_string(store_abs));
 
 	if (ctx.json) {
@@ -206,11 +218,25 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 			printf("note:          %s\n", json_string_value(g));
 		json_array_foreach(missing, i, g)
 			printf("missing:       %s\n", json_string_value(g));
-		printf("%s\n", json_array_size(missing) ? "not ready: egg optimize cannot run" : "ready: egg optimize can run");
+		{
+			struct buf yes = BUF_INIT, no = BUF_INIT;
+			const char *name;
+			json_t *v;
+			json_object_foreach(ready, name, v)
+				buf_addf(json_is_true(v) ? &yes : &no, " %s", name);
+			printf("can run:      %s\n", *buf_str(&yes) ? buf_str(&yes) : " (nothing)");
+			if (*buf_str(&no))
+				printf("cannot run:   %s%s\n", buf_str(&no),
+				       !can_profile && probe ? " (profile needs a GPU and ncu)" : "");
+			buf_release(&yes);
+			buf_release(&no);
+		}
 	}
-	if (json_array_size(missing)) {
-		err_set(ERR_INFRA, "not ready: %zu thing%s missing (see above)", json_array_size(missing),
-			json_array_size(missing) == 1 ? "" : "s");
+	/* Exit 3 only when nothing can evaluate; a missing LLM leaves eval,
+	 * selfcheck and profile usable, and the lines above say so. */
+	if (!json_is_true(json_object_get(ready, "eval"))) {
+		err_set(ERR_INFRA, "not ready: egg cannot evaluate anything (%s)",
+			ctx.json ? "what is missing is in the JSON on stdout" : "see 'missing' above");
 		code = err_report();
 	} else {
 		code = EXIT_DONE;
@@ -220,6 +246,8 @@ out:
 	json_decref(report);
 	json_decref(probe);
 	json_decref(missing);
+	json_decref(missing_llm);
+	json_decref(ready);
 	json_decref(notes);
 	buf_release(&why);
 	cmd_ctx_clear(&ctx);

@@ -46,9 +46,13 @@ struct llm_totals {
 	int cost_complete;	/* every paid call had a known price */
 };
 
-/* Returns a client, or NULL with ERR_INPUT when the model is missing. With
+/* Returns a client, or NULL with ERR_INPUT when the model is missing or a
+ * remote endpoint has no API key, ERR_INFRA when the endpoint's host does not
+ * resolve (checked up front, before any work; not with cfg->llm_spool). With
  * `use_cache`, replies are read from and written to cfg->cache_dir. */
 struct llm *llm_new(const struct config *cfg, int use_cache);
+/* Whether the URL's host is this machine (localhost, 127.x, ::1). */
+int llm_url_is_local(const char *url);
 /*
  * One call with retries. Returns 0 with `res` filled (a truncated reply is
  * still 0, with res->truncated set), or -1 with ERR_INFRA: unreachable or

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# t31-setup.sh: a wrong LLM setup is named at once, before any work: a remote
+# endpoint without a key, a host that does not resolve, a base URL that is
+# not a URL; a spool run needs neither key nor network.
+. "$(dirname "$0")/../lib.sh"
+
+unset EGG_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY
+TASK=$SRC/tests/tasks/bias_relu_scale.py
+
+EGG_MODEL=gpt-5 EGG_BASE_URL=https://api.example.invalid/v1 run_egg chat hi
+expect_rc 2 "chat with a remote endpoint and no key is a setup error"
+expect_err "^egg: error: no API key for api.example.invalid: set EGG_API_KEY" "the error names the key and the host"
+
+t0=$(date +%s%N)
+EGG_MODEL=gpt-5 EGG_BASE_URL=https://api.example.invalid/v1 run_egg optimize "$TASK" --device cpu
+t1=$(date +%s%N)
+expect_rc 2 "optimize without a key stops with the same error"
+expect_err "no API key" "the key is named"
+check "it stops before any work (under 2 s, no baseline measured)" test $(((t1 - t0) / 1000000)) -lt 2000
+
+EGG_API_KEY=k EGG_MODEL=gpt-5 EGG_BASE_URL=https://api.example.invalid/v1 run_egg chat hi
+expect_rc 3 "a host that does not resolve is an infrastructure error"
+expect_err "cannot resolve api.example.invalid, the host of the base URL" "the host and the URL are named"
+expect_err_count=$(grep -c "attempt" "$ERR" || true)
+check "no retries for a name that does not resolve" test "$expect_err_count" = 0
+
+EGG_API_KEY=k EGG_MODEL=gpt-5 https_proxy=http://127.0.0.1:9 EGG_BASE_URL=https://api.example.invalid/v1 \
+	EGG_LLM_ATTEMPTS=1 run_egg chat hi
+expect_err "127.0.0.1|proxy|connect" "behind a proxy the lookup is left to the proxy (the request goes out)"
+
+EGG_API_KEY=k EGG_MODEL=gpt-5 EGG_BASE_URL=notaurl run_egg chat hi
+expect_rc 2 "a base URL that is not a URL is a setup error"
+expect_err "base URL 'notaurl' is not a URL" "it is named"
+
+EGG_MODEL=m EGG_BASE_URL=http://localhost:9/v1 EGG_LLM_ATTEMPTS=1 run_egg chat hi
+expect_rc 3 "a local server needs no key (the call goes out and finds nothing listening)"
+expect_err "localhost:9" "the local URL is in the error"
+
+EGG_MODEL=gpt-5 EGG_BASE_URL=https://api.example.invalid/v1 run_egg chat hi --llm-spool "$TMP/spool"
+expect_rc 4 "a spool run needs neither key nor network: the request waits in the spool"
+
+finish

@@ -2,6 +2,7 @@
 `profile-run` (what ncu runs) and `ncu-selftest`."""
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -110,10 +111,23 @@ def _stop_on_signals() -> None:
 
     def stop(signum, frame):
         kill_all()
+        _remove_own_dirs()
         os._exit(128 + signum)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop)
+
+
+_OWN_DIRS: list = []
+
+
+def _remove_own_dirs() -> None:
+    """Folders this worker made for itself (exits through os._exit skip
+    atexit, so they call this too)."""
+    import shutil
+
+    for d in _OWN_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _exit_when_orphaned() -> None:
@@ -132,6 +146,7 @@ def _exit_when_orphaned() -> None:
         while os.getppid() == parent:
             time.sleep(0.1)
         kill_all()
+        _remove_own_dirs()
         os._exit(1)
 
     threading.Thread(target=watch, name="egg-parent-watch", daemon=True).start()
@@ -156,7 +171,12 @@ def serve(argv: list[str]) -> int:
     os.dup2(null, 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="egg-worker-triton-"))
+    if "TRITON_CACHE_DIR" not in os.environ:
+        # The worker's own Triton cache (each evaluation has its own in its
+        # scratch folder); removed when the worker ends, however it ends.
+        os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="egg-worker-triton-")
+        _OWN_DIRS.append(os.environ["TRITON_CACHE_DIR"])
+        atexit.register(_remove_own_dirs)
 
     import numpy
     import torch

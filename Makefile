@@ -36,7 +36,7 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 FUZZ_SRC := $(filter-out tests/fuzz/driver.c,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SMOKE := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%-smoke)
 
-.PHONY: all test unit-test install clean fuzz setup
+.PHONY: all test unit-test install clean fuzz setup demo
 .SECONDARY:
 all: $(BUILD)/egg $(BUILD)/egg-unit $(FUZZ_SMOKE)
 
@@ -69,6 +69,10 @@ fuzz:
 
 test: all
 	EGG_BUILD=$(BUILD) bash tests/run.sh
+
+# The main job end to end, offline: a scripted model, the CPU (scripts/demo.sh).
+demo: all
+	EGG_BIN=$(CURDIR)/$(BUILD)/egg bash scripts/demo.sh $(or $(OUT),egg-demo)
 
 install: $(BUILD)/egg
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/egg/worker/egg_worker

@@ -53,7 +53,7 @@ int cmd_report(const struct command *self, int argc, char **argv)
 		char *text = report_csv(rep);
 		fputs(text, stdout);
 		free(text);
-	} else {
+	} else if (!html) {
 		report_print_text(stdout, rep);
 	}
 	if (html && !ctx.json)

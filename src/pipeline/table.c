@@ -8,6 +8,7 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 {
 	double eager = json_number_value(json_object_get(baseline, "eager_ms"));
 	const json_t *row, *c = json_object_get(baseline, "compile_ms");
+	double last = 0;
 	size_t i;
 	if (!strcmp(device, "cpu"))
 		fprintf(f, "egg: %s on cpu (CPU timings, Triton interpreter)\n", task);
@@ -29,6 +30,12 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 			fprintf(f, "  %-26s %14.4f %17.2fx\n", title, json_number_value(ms), eager / json_number_value(ms));
 		else
 			fprintf(f, "  %-26s %14.4f %18s\n", title, json_number_value(ms), "-");
+		last = json_is_number(ms) ? json_number_value(ms) : last;
 	}
+	/* A final kernel slower than eager is no win, whatever it cost to find. */
+	if (baseline && last > 0 && last > eager)
+		fprintf(f, "egg: the kernel is %.2fx slower than PyTorch eager: keep PyTorch for this task%s\n",
+			last / eager, !strcmp(device, "cpu") ? " (on the CPU the kernel runs in Triton's interpreter: "
+			"these times say nothing about a GPU)" : "");
 }
 

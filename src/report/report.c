@@ -114,6 +114,42 @@ static json_t *metrics(const json_t *rows)
 	return out;
 }
 
+/*
+ * What the figures were measured with: the model, the devices the tasks ran
+ * on, and the kind of timing (CPU timings come from Triton's interpreter and
+ * say nothing about a GPU).
+ */
+static json_t *setup_of(const json_t *run, const json_t *rows)
+{
+	const json_t *stored = json_object_get(run, "config");
+	json_t *cfg = json_is_object(stored) ? json_incref((json_t *)stored) :
+		      json_loads(json_string_value(stored) ?: "{}", 0, NULL);
+	json_t *devices = json_array(), *t;
+	size_t i;
+	int cpu = 0, gpu = 0;
+	json_array_foreach(rows, i, t) {
+		const char *d = json_string_value(json_object_get(t, "device"));
+		int seen = 0;
+		size_t j;
+		json_t *x;
+		if (!d)
+			continue;
+		json_array_foreach(devices, j, x)
+			seen |= !strcmp(json_string_value(x), d);
+		if (!seen)
+			json_array_append_new(devices, json_string(d));
+		cpu |= !strcmp(d, "cpu");
+		gpu |= !!strcmp(d, "cpu");
+	}
+	json_t *out = json_pack("{s:s?, s:o, s:s}", "model",
+				json_string_value(json_object_get(cfg, "model")), "devices", devices, "timing",
+				cpu && gpu ? "mixed: CPU timings (Triton interpreter) and GPU timings (CUDA events)" :
+				cpu ? "CPU timings (Triton interpreter): they say nothing about a GPU" :
+				gpu ? "GPU timings (CUDA events, median per call)" : "none measured");
+	json_decref(cfg);
+	return out;
+}
+
 json_t *report_compute(struct store *s, const char *run_id)
 {
 	json_t *run = store_run_get(s, run_id), *tasks, *rows, *groups, *t, *out;
@@ -153,6 +189,7 @@ json_t *report_compute(struct store *s, const char *run_id)
 		json_array_append(list, t);
 	}
 	out = json_pack("{s:o, s:o, s:o, s:o}", "run", run, "all", metrics(rows), "groups", json_object(), "tasks", rows);
+	json_object_set_new(out, "setup", setup_of(run, rows));
 	{
 		const char *g;
 		json_t *list;
@@ -197,6 +234,13 @@ void report_print_text(FILE *f, const json_t *rep)
 	size_t i;
 	fprintf(f, "run %s (%s, %s)\n", json_string_value(json_object_get(run, "id")),
 		json_string_value(json_object_get(run, "command")), json_string_value(json_object_get(run, "status")));
+	{
+		const json_t *su = json_object_get(rep, "setup"), *d;
+		fprintf(f, "model %s; devices", json_string_value(json_object_get(su, "model")) ?: "(unknown)");
+		json_array_foreach(json_object_get(su, "devices"), i, d)
+			fprintf(f, " %s", json_string_value(d));
+		fprintf(f, "; %s\n", json_string_value(json_object_get(su, "timing")));
+	}
 	print_metrics(f, "all", json_object_get(rep, "all"));
 	json_object_foreach(json_object_get(rep, "groups"), g, m)
 		if (json_object_size(json_object_get(rep, "groups")) > 1)
@@ -209,7 +253,8 @@ void report_print_text(FILE *f, const json_t *rep)
 			char sc[32] = "-";
 			if (!isnan(num(t, "speedup_compile")))
 				snprintf(sc, sizeof(sc), "%.2fx", num(t, "speedup_compile"));
-			fprintf(f, "%12.4f %9.2fx %10s\n", num(t, "kernel_ms"), num(t, "speedup_eager"), sc);
+			fprintf(f, "%12.4f %9.2fx %10s%s\n", num(t, "kernel_ms"), num(t, "speedup_eager"), sc,
+				num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "");
 		}
 		else
 			fprintf(f, "%12s %10s %10s  %s\n", "-", "-", "-", json_string_value(json_object_get(t, "stop_reason")) ?: "");
@@ -323,6 +368,19 @@ int report_html(const json_t *rep, const char *path)
 	buf_adds(&b, ", ");
 	html_text(&b, json_string_value(json_object_get(run, "status")));
 	buf_addf(&b, ", created %s</p>", json_string_value(json_object_get(run, "created")) ?: "");
+	{
+		const json_t *su = json_object_get(rep, "setup"), *d;
+		buf_adds(&b, "<p class=\"setup\">model ");
+		html_text(&b, json_string_value(json_object_get(su, "model")) ?: "(unknown)");
+		buf_adds(&b, "; devices");
+		json_array_foreach(json_object_get(su, "devices"), i, d) {
+			buf_adds(&b, " ");
+			html_text(&b, json_string_value(d));
+		}
+		buf_adds(&b, "; ");
+		html_text(&b, json_string_value(json_object_get(su, "timing")));
+		buf_adds(&b, "</p>");
+	}
 	buf_addf(&b, "<h2>Summary</h2><table><tr><th>tasks</th><th>success</th><th>fast_0</th><th>fast_1</th>"
 		     "<th>fast_1.5</th><th>fast_2</th><th>mean speedup vs eager</th><th>geomean vs eager</th>"
 		     "<th>geomean vs torch.compile</th><th>cost/task</th><th>wall/task</th></tr>"

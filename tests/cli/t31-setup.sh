@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t31-setup.sh: a wrong LLM setup is named at once, before any work: a remote
 # endpoint without a key, a host that does not resolve, a base URL that is
-# not a URL; a spool run needs neither key nor network.
+# not a URL; a spool run needs neither key nor network; task and kernel
+# swapped; a correct kernel whose timing runs out of time.
 . "$(dirname "$0")/../lib.sh"
 
 unset EGG_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY
@@ -38,5 +39,17 @@ expect_err "localhost:9" "the local URL is in the error"
 
 EGG_MODEL=gpt-5 EGG_BASE_URL=https://api.example.invalid/v1 run_egg chat hi --llm-spool "$TMP/spool"
 expect_rc 4 "a spool run needs neither key nor network: the request waits in the spool"
+
+# Task and kernel given the wrong way round.
+run_egg eval "$SRC/tests/tasks/bias_relu_scale_kernel.py" "$TASK" --device cpu
+expect_rc 2 "a kernel file given as the task is bad input"
+expect_err "it defines ModelNew, so it looks like a kernel file: are the task and the kernel swapped\?" \
+	"the error hints at the swap"
+
+# A correct kernel whose timing runs out of time: said as such, with what helps.
+run_egg eval "$TASK" "$SRC/tests/tasks/bias_relu_scale_slowtime_kernel.py" --device cpu --timeout 8 --iters 20 --warmup 1
+expect_rc 1 "a kernel whose timing exceeds the limit is a negative result"
+expect_err "^egg: not timed: .* is correct \(5/5 trials\), but its timing exceeded the 8 s limit: try fewer --iters \(now 20\), --no-timing, or a longer --timeout" \
+	"it is called correct, not rejected, and the flags that help are named"
 
 finish

@@ -37,7 +37,10 @@ def load_task(path: str, name: str = "egg_task") -> types.ModuleType:
         raise TaskError(f"task file failed to import: {type(e).__name__}: {e}\n{tb}") from None
     for attr in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(module, attr):
-            raise TaskError(f"task file has no '{attr}'")
+            swapped = attr == "Model" and hasattr(module, "ModelNew")
+            raise TaskError(f"task file has no '{attr}'" + (
+                "; it defines ModelNew, so it looks like a kernel file: are the task and the kernel swapped? "
+                "(egg eval TASK.py KERNEL.py)" if swapped else ""))
     if not isinstance(module.Model, type):
         raise TaskError("task's 'Model' is not a class")
     return module

@@ -10,6 +10,14 @@
 #include "../util/err.h"
 #include "../util/fs.h"
 
+/* A task's status as the reports show it: a finished task that found no
+ * kernel is "no kernel" (its reason follows), not "done". */
+static const char *shown_status(const json_t *t)
+{
+	const char *st = json_string_value(json_object_get(t, "status")) ?: "?";
+	return !json_is_true(json_object_get(t, "found")) && !strcmp(st, "done") ? "no kernel" : st;
+}
+
 static double num(const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
@@ -245,10 +253,9 @@ void report_print_text(FILE *f, const json_t *rep)
 	json_object_foreach(json_object_get(rep, "groups"), g, m)
 		if (json_object_size(json_object_get(rep, "groups")) > 1)
 			print_metrics(f, g, m);
-	fprintf(f, "%-40s %-8s %12s %10s %10s\n", "task", "status", "kernel ms", "vs eager", "vs compile");
+	fprintf(f, "%-40s %-9s %12s %10s %10s\n", "task", "status", "kernel ms", "vs eager", "vs compile");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
-		fprintf(f, "%-40.40s %-8s ", json_string_value(json_object_get(t, "task_id")),
-			json_string_value(json_object_get(t, "status")));
+		fprintf(f, "%-40.40s %-9s ", json_string_value(json_object_get(t, "task_id")), shown_status(t));
 		if (json_is_true(json_object_get(t, "found"))) {
 			char sc[32] = "-";
 			if (!isnan(num(t, "speedup_compile")))
@@ -336,8 +343,10 @@ static void svg_bars(struct buf *b, const char *id, const char *title, const cha
 		int x = left + i * bw + 6;
 		buf_addf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#2f6db5\"><title>%s: %.3g%s</title></rect>",
 			 x, h - bottom - bh, bw - 12, bh, labels[i], values[i], unit);
-		buf_addf(b, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%.2f%s</text>", x + (bw - 12) / 2,
-			 h - bottom - bh - 4, values[i], unit);
+		/* Speedups with two decimals and their unit; counts (no unit) as whole numbers. */
+		buf_addf(b, *unit ? "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%.2f%s</text>" :
+				  "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%.0f%s</text>",
+			 x + (bw - 12) / 2, h - bottom - bh - 4, values[i], unit);
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">", x + (bw - 12) / 2, h - bottom + 16);
 		html_text(b, labels[i]);
 		buf_adds(b, "</text>");
@@ -409,7 +418,7 @@ int report_html(const json_t *rep, const char *path)
 	svg_bars(&b, "speedup-chart", "Distribution of speedups vs PyTorch eager (tasks)", (const char *const *)bins,
 		 counts, 7, "");
 	buf_adds(&b, "<h2>Tasks</h2><table><tr><th>task</th><th>group</th><th>status</th><th>kernel ms</th>"
-		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>tokens</th><th>kernel</th></tr>");
+		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>verdict</th><th>tokens</th><th>kernel</th></tr>");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
 		int found = json_is_true(json_object_get(t, "found"));
 		const char *fk = json_string_value(json_object_get(t, "final_kernel"));
@@ -418,7 +427,7 @@ int report_html(const json_t *rep, const char *path)
 		buf_adds(&b, "</td><td>");
 		html_text(&b, json_string_value(json_object_get(t, "group")));
 		buf_addf(&b, "</td><td class=\"%s\">", found ? "ok" : "fail");
-		html_text(&b, json_string_value(json_object_get(t, "status")));
+		html_text(&b, shown_status(t));
 		if (!found && json_string_value(json_object_get(t, "stop_reason"))) {
 			buf_adds(&b, ": ");
 			html_text(&b, json_string_value(json_object_get(t, "stop_reason")));
@@ -431,6 +440,10 @@ int report_html(const json_t *rep, const char *path)
 				 num(t, "eager_ms"), num(t, "speedup_eager"));
 		else
 			buf_adds(&b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
+		if (found && num(t, "speedup_eager") < 1)
+			buf_adds(&b, "<!-- slower --><td class=\"fail\">slower than eager: keep PyTorch</td>");
+		else
+			buf_adds(&b, "<td></td>");
 		buf_addf(&b, "<td>%.0f</td><td>", num(t, "prompt_tokens") + num(t, "completion_tokens"));
 		if (fk) {
 			char *abs = fs_absolute(fk);

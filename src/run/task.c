@@ -235,6 +235,9 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	env.progress = progress;
 	env.progress_ctx = &sc;
 	broken = pipeline_run(&env, &rc->po, &res) < 0;
+	if (!res.found && !res.waiting && !res.stop_reason[0])
+		snprintf(res.stop_reason, sizeof(res.stop_reason),
+			 "no valid kernel: no seed passed evaluation (the decisions in %s say why each failed)", dir);
 	if (res.found) {
 		final_path = fs_join(dir, "final.py");
 		if (fs_write_atomic(final_path, res.source, strlen(res.source)) < 0) {

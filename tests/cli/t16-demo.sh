@@ -17,8 +17,11 @@ expect_out "^model scripted-demo; devices cpu; CPU timings \(Triton interpreter\
 expect_out "slower than eager: keep PyTorch" "the report's task line says it too"
 n=$(wc -l <"$TMP/demo/llm-requests.jsonl")
 check "every agent was asked: $n requests to the scripted model (one per script entry at least)" test "$n" -ge 13
-run_egg eval "$SRC/tests/tasks/bias_relu_scale.py" "$TMP/demo/final.py" --device cpu --iters 3 --warmup 1
+run_egg eval "$SRC/tests/tasks/bias_relu_scale.py" "$TMP/demo/final.py" --device cpu --iters 3 --warmup 1 \
+	--compile-mode none
 expect_rc 0 "the demo's final kernel passes egg eval again"
+check "the histogram labels task counts as whole numbers" grep -q '>1</text>' "$TMP/demo/report.html"
+check "the HTML task table says the kernel is slower than eager" grep -q 'slower than eager: keep PyTorch' "$TMP/demo/report.html"
 check "the HTML report names model, device and timing" \
 	grep -q 'class="setup">model scripted-demo; devices cpu; CPU timings (Triton interpreter)' "$TMP/demo/report.html"
 if command -v chromium >/dev/null 2>&1; then

@@ -133,6 +133,16 @@ start_mock "$P/novalid.json"
 run_egg optimize $FAST --no-cache --no-multi-seed --seed-repairs 1 --run-dir "$TMP/novalid" "$TASK"
 expect_rc 1 "no valid kernel"
 expect_err "^egg: rejected: no valid kernel for" "the rejection says no valid kernel was found"
+check "a task that found no kernel says why in its summary" python3 - "$TMP/novalid/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["found"] is False and s["stop_reason"] and "no valid kernel" in s["stop_reason"], s.get("stop_reason")
+PY
+run_egg report latest
+expect_out "no kernel +- +- +- +no valid kernel" "the text report calls it 'no kernel', with the reason"
+run_egg report latest --html "$TMP/novalid.html"
+check "the HTML report calls it 'no kernel' too, with the reason" \
+	grep -q 'class="fail">no kernel: no valid kernel' "$TMP/novalid.html"
 
 stop_mock
 run_egg optimize $FAST --no-cache --base-url http://127.0.0.1:9 --llm-attempts 1 --run-dir "$TMP/nollm" "$TASK"

@@ -13,6 +13,7 @@ enum cmd_needs {
 	NEEDS_LLM = CFG_FOR_LLM,	/* the LLM settings (and their flags) */
 	NEEDS_WORKER = CFG_FOR_WORKER,	/* the worker's settings */
 	NEEDS_STORE = CFG_FOR_STORE,	/* the store's setting */
+	NEEDS_LLM_CALLS = CFG_FOR_LLM_CALLS,	/* how LLM calls are made (not for doctor) */
 	NEEDS_JSON = 8,			/* accepts --json */
 	NEEDS_DEVICE = 16,		/* resolves the device (cpu, cuda, cuda:N) into ctx */
 };

@@ -13,20 +13,21 @@
 #define STORE NEEDS_STORE
 #define JSON NEEDS_JSON
 #define DEVICE NEEDS_DEVICE
+#define CALLS NEEDS_LLM_CALLS
 
 /* Each command with what it needs and how many arguments it takes. */
 static const struct command commands[] = {
 	{ "chat", cmd_chat, "PROMPT [--system S] [--json]",
-	  "Send one prompt to the configured LLM and print the reply (to check a setup).", LLM | STORE | JSON, 1, 1 },
+	  "Send one prompt to the configured LLM and print the reply (to check a setup).", LLM | CALLS | STORE | JSON, 1, 1 },
 	{ "doctor", cmd_doctor, "[--json]",
 	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing.",
 	  LLM | WORKER | STORE | JSON, 0, 0 },
 	{ "optimize", cmd_optimize, "TASK.py [-o OUT.py] [--run-dir DIR] [budget and ablation flags] [--json]",
 	  "Turn a PyTorch task into a verified, faster Triton kernel (the EGG pipeline).",
-	  LLM | WORKER | STORE | JSON | DEVICE, 1, 1 },
+	  LLM | CALLS | WORKER | STORE | JSON | DEVICE, 1, 1 },
 	{ "bench", cmd_bench, "TASK.py... | --dir DIR [--jobs N] [--resume RUN] [--max-cost USD] [--json]",
 	  "Optimize many tasks at once over all devices; crash-safe, resumable, with budgets and progress.",
-	  LLM | WORKER | STORE | JSON, 0, -1 },
+	  LLM | CALLS | WORKER | STORE | JSON, 0, -1 },
 	{ "report", cmd_report, "RUN|latest [--json] [--csv] [--html FILE]",
 	  "Metrics of a run: success, fast_p, speedups vs eager and torch.compile, tokens, cost, stage gains.",
 	  STORE | JSON, 1, 1 },

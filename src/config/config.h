@@ -51,9 +51,10 @@ struct config {
 void config_init(struct config *cfg);
 /* Which settings a command offers as flags. */
 enum {
-	CFG_FOR_LLM = 1,	/* provider, model, limits, reply cache, spool */
+	CFG_FOR_LLM = 1,	/* the endpoint: provider, URL, model, reply cache, spool */
 	CFG_FOR_WORKER = 2,	/* python, worker command, device */
 	CFG_FOR_STORE = 4,	/* the store */
+	CFG_FOR_LLM_CALLS = 32,	/* how calls are made: temperature, limits, timeouts, retries */
 };
 /* The option table for the settings in `groups` that have flags (plus
  * --config, and --no-cache with the LLM or the store); it points into `cfg`. */

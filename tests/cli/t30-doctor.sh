@@ -43,4 +43,14 @@ EGG_MODEL=m EGG_API_KEY=k run_egg doctor --json --python /nonexistent/python3
 expect_rc 3 "the same with --json"
 expect_err "what is missing is in the JSON on stdout" "with --json, stderr points to the JSON, not 'above'"
 
+# Each command shows only its own options: doctor checks the endpoint, it
+# makes no LLM call, so how calls are made is not its business.
+run_egg doctor --help
+check "doctor --help lists the endpoint settings but not --temperature or --llm-attempts" \
+	sh -c "grep -q -- '--base-url' '$OUT' && ! grep -q -- '--temperature\\|--llm-attempts' '$OUT'"
+run_egg chat --help
+expect_out "--temperature" "chat --help lists --temperature (it makes a call)"
+run_egg report --help
+check "report --help lists neither --device nor --worker-cmd" sh -c "! grep -q -- '--device\\|--worker-cmd' '$OUT'"
+
 finish

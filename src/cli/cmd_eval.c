@@ -31,7 +31,8 @@ static void print_human(const json_t *r)
 	printf("trials:        %lld/%lld correct", json_integer_value(json_object_get(r, "correct_trials")),
 	       json_integer_value(json_object_get(r, "trials")));
 	if (!isnan(num(r, "max_abs_err")))
-		printf(" (max abs err %.3g, max rel err %.3g)", num(r, "max_abs_err"), num(r, "max_rel_err"));
+		printf(" (max abs err %.3g; max rel err %.3g, relative to max(|reference|, atol))", num(r, "max_abs_err"),
+		       num(r, "max_rel_err"));
 	printf("\n");
 	if (t && json_is_object(t)) {
 		const char *clock = json_string_value(json_object_get(t, "clock")) ?: "";

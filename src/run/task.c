@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../agents/context.h"
+#include "../pipeline/table.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -254,6 +255,16 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	if (broken)
 		json_object_set_new(summary, "infra_error", json_true());
 	recorder_write_json(rec, "summary.json", summary);
+	{
+		/* The stage table egg optimize prints, kept with the run. */
+		char *path = fs_join(dir, "stages.txt");
+		FILE *f = fopen(path, "w");
+		if (f) {
+			pipeline_print_table(f, ts->path, eo.device, eo.clock, baseline, json_object_get(summary, "stages"));
+			fclose(f);
+		}
+		free(path);
+	}
 	finish(rc, ts, res.waiting ? "waiting" : res.infra || broken ? "failed" : "done",
 	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
 out:

@@ -15,8 +15,9 @@ expect_err "Algorithmic refinement" "the stage table is printed"
 expect_err "slower than PyTorch eager: keep PyTorch .*Triton's interpreter" "a result slower than eager is said to be so"
 expect_out "^model scripted-demo; devices cpu; CPU timings \(Triton interpreter\)" "the text report names model, device and timing"
 expect_out "slower than eager: keep PyTorch" "the report's task line says it too"
-n=$(wc -l <"$TMP/demo/llm-requests.jsonl")
-check "every agent was asked: $n requests to the scripted model (one per script entry at least)" test "$n" -ge 13
+check "the run folder keeps the stage table" grep -q "Algorithmic refinement" "$TMP/demo/run/stages.txt"
+nreq=$(wc -l <"$TMP/demo/llm-requests.jsonl")
+check "every agent was asked: $nreq requests to the scripted model (one per script entry at least)" test "$nreq" -ge 13
 run_egg eval "$SRC/tests/tasks/bias_relu_scale.py" "$TMP/demo/final.py" --device cpu --iters 3 --warmup 1 \
 	--compile-mode none
 expect_rc 0 "the demo's final kernel passes egg eval again"

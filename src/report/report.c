@@ -132,7 +132,7 @@ static json_t *setup_of(const json_t *run, const json_t *rows)
 	const json_t *stored = json_object_get(run, "config");
 	json_t *cfg = json_is_object(stored) ? json_incref((json_t *)stored) :
 		      json_loads(json_string_value(stored) ?: "{}", 0, NULL);
-	json_t *devices = json_array(), *t;
+	json_t *devices = json_array(), *t, *out;
 	size_t i;
 	int cpu = 0, gpu = 0;
 	json_array_foreach(rows, i, t) {
@@ -149,13 +149,27 @@ static json_t *setup_of(const json_t *run, const json_t *rows)
 		cpu |= !strcmp(d, "cpu");
 		gpu |= !!strcmp(d, "cpu");
 	}
-	json_t *out = json_pack("{s:s?, s:o, s:s}", "model",
-				json_string_value(json_object_get(cfg, "model")), "devices", devices, "timing",
-				cpu && gpu ? "mixed: CPU timings (Triton interpreter) and GPU timings (CUDA events)" :
-				cpu ? "CPU timings (Triton interpreter): they say nothing about a GPU" :
-				gpu ? "GPU timings (CUDA events, median per call)" : "none measured");
+	out = json_pack("{s:s?, s:o, s:s}", "model",
+			json_string_value(json_object_get(cfg, "model")), "devices", devices, "timing",
+			cpu && gpu ? "mixed: CPU timings (Triton interpreter) and GPU timings (CUDA events)" :
+			cpu ? "CPU timings (Triton interpreter): they say nothing about a GPU" :
+			gpu ? "GPU timings (CUDA events, median per call)" : "none measured");
 	json_decref(cfg);
 	return out;
+}
+
+/* The setup as one line of text ("model M; devices D...; timing"), for both
+ * report forms. */
+static char *setup_line(const json_t *rep)
+{
+	const json_t *su = json_object_get(rep, "setup"), *d;
+	struct buf b = BUF_INIT;
+	size_t i;
+	buf_addf(&b, "model %s; devices", json_string_value(json_object_get(su, "model")) ?: "(unknown)");
+	json_array_foreach(json_object_get(su, "devices"), i, d)
+		buf_addf(&b, " %s", json_string_value(d));
+	buf_addf(&b, "; %s", json_string_value(json_object_get(su, "timing")));
+	return buf_detach(&b);
 }
 
 json_t *report_compute(struct store *s, const char *run_id)
@@ -243,11 +257,9 @@ void report_print_text(FILE *f, const json_t *rep)
 	fprintf(f, "run %s (%s, %s)\n", json_string_value(json_object_get(run, "id")),
 		json_string_value(json_object_get(run, "command")), json_string_value(json_object_get(run, "status")));
 	{
-		const json_t *su = json_object_get(rep, "setup"), *d;
-		fprintf(f, "model %s; devices", json_string_value(json_object_get(su, "model")) ?: "(unknown)");
-		json_array_foreach(json_object_get(su, "devices"), i, d)
-			fprintf(f, " %s", json_string_value(d));
-		fprintf(f, "; %s\n", json_string_value(json_object_get(su, "timing")));
+		char *setup = setup_line(rep);
+		fprintf(f, "%s\n", setup);
+		free(setup);
 	}
 	print_metrics(f, "all", json_object_get(rep, "all"));
 	json_object_foreach(json_object_get(rep, "groups"), g, m)
@@ -378,17 +390,11 @@ int report_html(const json_t *rep, const char *path)
 	html_text(&b, json_string_value(json_object_get(run, "status")));
 	buf_addf(&b, ", created %s</p>", json_string_value(json_object_get(run, "created")) ?: "");
 	{
-		const json_t *su = json_object_get(rep, "setup"), *d;
-		buf_adds(&b, "<p class=\"setup\">model ");
-		html_text(&b, json_string_value(json_object_get(su, "model")) ?: "(unknown)");
-		buf_adds(&b, "; devices");
-		json_array_foreach(json_object_get(su, "devices"), i, d) {
-			buf_adds(&b, " ");
-			html_text(&b, json_string_value(d));
-		}
-		buf_adds(&b, "; ");
-		html_text(&b, json_string_value(json_object_get(su, "timing")));
+		char *setup = setup_line(rep);
+		buf_adds(&b, "<p class=\"setup\">");
+		html_text(&b, setup);
 		buf_adds(&b, "</p>");
+		free(setup);
 	}
 	buf_addf(&b, "<h2>Summary</h2><table><tr><th>tasks</th><th>success</th><th>fast_0</th><th>fast_1</th>"
 		     "<th>fast_1.5</th><th>fast_2</th><th>mean speedup vs eager</th><th>geomean vs eager</th>"
@@ -441,7 +447,7 @@ int report_html(const json_t *rep, const char *path)
 		else
 			buf_adds(&b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
 		if (found && num(t, "speedup_eager") < 1)
-			buf_adds(&b, "<!-- slower --><td class=\"fail\">slower than eager: keep PyTorch</td>");
+			buf_adds(&b, "<td class=\"fail\">slower than eager: keep PyTorch</td>");
 		else
 			buf_adds(&b, "<td></td>");
 		buf_addf(&b, "<td>%.0f</td><td>", num(t, "prompt_tokens") + num(t, "completion_tokens"));

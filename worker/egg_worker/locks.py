@@ -95,21 +95,28 @@ def device_lock(job: dict):
             held.end = time.time()
 
 
+def _shared_behind_gate(key: str, gate: str, what: str) -> int:
+    """Take lock `what` shared, passing through its gate first (an exclusive
+    taker holds the gate while it waits, so it is not starved); returns the
+    descriptor holding it."""
+    with _flock(_path(key, gate), fcntl.LOCK_EX):
+        fd = _open(_path(key, what))
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
 @contextlib.contextmanager
 def occupancy(job: dict, alone: bool):
     """Held for a whole job: shared, or exclusive when the job must run
     alone on its device. Yields the seconds waited."""
     key = lock_key(job)
     t0 = time.monotonic()
-    gate = _flock(_path(key, "gate"), fcntl.LOCK_EX)
     if alone:
         # Hold the gate while waiting, so no new job slips in ahead.
-        with gate, _flock(_path(key, "occupancy"), fcntl.LOCK_EX):
+        with _flock(_path(key, "gate"), fcntl.LOCK_EX), _flock(_path(key, "occupancy"), fcntl.LOCK_EX):
             yield time.monotonic() - t0
     else:
-        with gate:
-            fd = _open(_path(key, "occupancy"))
-            fcntl.flock(fd, fcntl.LOCK_SH)
+        fd = _shared_behind_gate(key, "gate", "occupancy")
         try:
             yield time.monotonic() - t0
         finally:
@@ -131,10 +138,7 @@ class DeviceWork:
     def acquire(self) -> None:
         if self.fd is not None:
             return
-        with _flock(_path(self.key, "work-gate"), fcntl.LOCK_EX):
-            fd = _open(_path(self.key, "work"))
-            fcntl.flock(fd, fcntl.LOCK_SH)
-        self.fd = fd
+        self.fd = _shared_behind_gate(self.key, "work-gate", "work")
         self.start = time.time()
 
     def release(self) -> None:

@@ -9,7 +9,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "worker"))
-from wlib import full_request  # noqa: E402  (egg's settings for every field left out)
+from wlib import full_request, read_reply  # noqa: E402  (egg's settings for every field left out)
 
 
 class Worker:
@@ -26,7 +26,7 @@ class Worker:
         self.n += 1
         self.p.stdin.write(json.dumps(dict(full_request(req), id=self.n)) + "\n")
         self.p.stdin.flush()
-        reply = json.loads(self.p.stdout.readline())
+        reply = read_reply(self.p.stdout, self.n)
         if not reply.get("ok"):
             raise RuntimeError(reply)
         return reply["result"]

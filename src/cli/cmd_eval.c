@@ -62,6 +62,16 @@ static void print_human(const json_t *r)
 		printf("log:\n%s\n", json_string_value(json_object_get(r, "log")));
 }
 
+/* A long evaluation (a full-size task on the CPU interpreter) says what it
+ * is doing once it has run this long; quicker ones print nothing. */
+#define PROGRESS_AFTER_S 10.0
+
+static void print_progress(void *arg, const char *step, double elapsed_s)
+{
+	if (elapsed_s >= PROGRESS_AFTER_S)
+		fprintf(stderr, "egg: %s, %.0f s: %s\n", (const char *)arg, elapsed_s, step);
+}
+
 int cmd_eval(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
@@ -101,15 +111,19 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		log_path = fs_join(log_dir, "worker.log");
 	err_clear();
 	w = worker_new(&ctx.cfg, ctx.kind, log_path);
-	if (!ctx.json)
+	if (!ctx.json) {
 		fprintf(stderr, "egg: evaluating '%s' on %s...\n", ctx.args.v[1], ctx.device);
+		o.progress = print_progress;
+	}
 	if (!no_baseline && o.timing) {
+		o.progress_arg = "baseline";
 		baseline = eval_baseline(w, &o, buf_str(&task));
 		if (!baseline) {
 			code = err_report();
 			goto out;
 		}
 	}
+	o.progress_arg = "kernel";
 	res = eval_candidate(w, &o, buf_str(&task), buf_str(&kernel), baseline);
 	if (!res) {
 		code = err_report();

@@ -153,7 +153,9 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 	req = run_request("baseline", o, task_source);
 	json_object_set_new(req, "compile_mode", json_string(o->compile_mode));
 	json_object_set_new(req, "timeout_s", json_real(o->timeout_s * 4));
+	worker_set_progress(w, o->progress, o->progress_arg);
 	res = worker_call(w, req, o->timeout_s * 4000 + 120000);
+	worker_set_progress(w, NULL, NULL);
 	if (!res)
 		goto out;
 	json_object_set(res, "device_name", json_object_get(facts, "name"));
@@ -182,6 +184,7 @@ static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char 
 	json_object_set_new(req, "truth", json_boolean(o->truth));
 	json_object_set_new(req, "atol", o->atol >= 0 ? json_real(o->atol) : json_null());
 	json_object_set_new(req, "rtol", o->rtol >= 0 ? json_real(o->rtol) : json_null());
+	worker_set_progress(w, o->progress, o->progress_arg);
 	res = worker_call(w, req, o->timeout_s * 1000 + 120000);
 	if (!res && err_kind() == ERR_INFRA) {
 		/* The worker itself died or hung (not the candidate: that would be a
@@ -189,6 +192,7 @@ static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char 
 		err_clear();
 		res = worker_call(w, req, o->timeout_s * 1000 + 120000);
 	}
+	worker_set_progress(w, NULL, NULL);
 	json_decref(req);
 	return res;
 }

@@ -23,6 +23,8 @@ struct eval_opts {
 	struct evcache *cache;	/* results cache (borrowed), or NULL */
 	int cache_verdicts;	/* also cache candidates' verdicts and profiles (runs do; egg eval does not) */
 	const char *lock;	/* device lock key for timing and profiling (NULL: the device) */
+	worker_progress_fn progress;	/* told the worker's progress lines of each job, or NULL */
+	void *progress_arg;
 };
 
 /* Defaults for a device: 5 trials, fp32, 1e-4 (fp16/bf16: 1e-2), and 10+100

@@ -57,6 +57,8 @@ struct worker {
 	int starts;
 	json_t *probe;		/* kept probe result */
 	int probe_start;	/* the start it belongs to */
+	worker_progress_fn progress;	/* told the job's progress lines, or NULL */
+	void *progress_arg;
 };
 
 const char *worker_device_kind(const char *device)
@@ -203,6 +205,36 @@ out:
 	return rc;
 }
 
+/* A progress line of the job in hand (request id `id`)? */
+static int is_progress(const json_t *line, long id, const char **step)
+{
+	const char *event = json_string_value(json_object_get(line, "event"));
+	*step = json_string_value(json_object_get(line, "step"));
+	return event && !strcmp(event, "progress") && *step &&
+	       json_integer_value(json_object_get(line, "id")) == id;
+}
+
+/* Reads the reply line of the job in hand, passing its progress lines to
+ * the progress function on the way. Returns as read_line. */
+static int read_reply(struct worker *w, struct buf *line, double deadline, int *timed_out)
+{
+	for (;;) {
+		json_t *obj;
+		const char *step;
+		if (read_line(w, line, deadline, timed_out) < 0)
+			return -1;
+		obj = json_loads(buf_str(line), 0, NULL);
+		if (!is_progress(obj, w->next_id, &step)) {
+			json_decref(obj);
+			return 0;
+		}
+		if (w->progress)
+			w->progress(w->progress_arg, step, json_number_value(json_object_get(obj, "elapsed_s")));
+		json_decref(obj);
+		buf_reset(line);
+	}
+}
+
 json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 {
 	struct buf line = BUF_INIT;
@@ -236,7 +268,7 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 			off += (size_t)n;
 		}
 	}
-	if (read_line(w, &line, deadline, &timed_out) < 0) {
+	if (read_reply(w, &line, deadline, &timed_out) < 0) {
 		err_set(ERR_INFRA, "eval worker %s during a job%s%s",
 			timed_out ? "missed its deadline" : "died",
 			w->log_path ? "; its log: " : "", w->log_path ? w->log_path : "");
@@ -281,6 +313,12 @@ const json_t *worker_probe(struct worker *w)
 const json_t *worker_hello(const struct worker *w)
 {
 	return w->hello;
+}
+
+void worker_set_progress(struct worker *w, worker_progress_fn fn, void *arg)
+{
+	w->progress = fn;
+	w->progress_arg = arg;
 }
 
 int worker_starts(const struct worker *w)

@@ -16,7 +16,7 @@ struct worker;
 
 /* The worker protocol this egg speaks (worker/PROTOCOL.md; the worker says
  * its own in its hello line, and a mismatch is refused). */
-#define WORKER_PROTOCOL 2
+#define WORKER_PROTOCOL 3
 
 /* `log_path` receives the worker's stderr (NULL: discarded). Borrowed
  * strings must outlive the worker. Never fails: errors surface on calls. */
@@ -29,6 +29,14 @@ struct worker *worker_new(const struct config *cfg, const char *device_kind, con
  * will be restarted by the next call).
  */
 json_t *worker_call(struct worker *w, json_t *request, double timeout_ms);
+/*
+ * Progress of the job in hand: the worker says what step it is in at each
+ * phase boundary and repeats it every 30 s while the step lasts; `fn` gets
+ * the step ("correctness trial 2/5") and the seconds since the job began,
+ * on the calling thread, during worker_call. NULL: ignored.
+ */
+typedef void (*worker_progress_fn)(void *arg, const char *step, double elapsed_s);
+void worker_set_progress(struct worker *w, worker_progress_fn fn, void *arg);
 /* The worker's probe (versions, GPUs, driver, sandbox), asked once per
  * worker process and kept; NULL with the error when the probe failed.
  * Borrowed: valid until the next call on `w`. */

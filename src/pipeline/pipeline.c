@@ -97,12 +97,34 @@ static void progress(struct pipe *p, const char *stage, const char *fmt, ...)
 
 /* ---- evaluation and profiling (cached by the evaluator) ---- */
 
-/* Evaluates a source; NULL (and p->stop) on an infrastructure failure. */
-static json_t *evaluate(struct pipe *p, const char *source)
+/* An evaluation in progress, for its progress lines. */
+struct evaluating {
+	struct pipe *p;
+	const struct cand *c;
+};
+
+/* Only an evaluation that takes long says what it is doing (a full-size
+ * task on the CPU interpreter: minutes per trial). */
+#define EVAL_PROGRESS_AFTER_S 20.0
+
+static void eval_progress(void *arg, const char *step_text, double elapsed_s)
+{
+	struct evaluating *ev = arg;
+	if (elapsed_s >= EVAL_PROGRESS_AFTER_S)
+		progress(ev->p, ev->c->stage, "%s: %s (%.0f s)", ev->c->id, step_text, elapsed_s);
+}
+
+/* Evaluates c's source; NULL (and p->stop) on an infrastructure failure. */
+static json_t *evaluate(struct pipe *p, const struct cand *c)
 {
 	struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
 						  eval_need_bytes(p->env->baseline, p->env->eval.device));
-	json_t *res = eval_candidate(slot->worker, &p->env->eval, p->env->task_source, source, p->env->baseline);
+	struct evaluating ev = { p, c };
+	struct eval_opts o = p->env->eval;
+	json_t *res;
+	o.progress = eval_progress;
+	o.progress_arg = &ev;
+	res = eval_candidate(slot->worker, &o, p->env->task_source, c->source, p->env->baseline);
 	pool_release(p->env->pool, slot);
 	if (!res) {
 		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
@@ -295,7 +317,7 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 	char base_id[100];
 	snprintf(base_id, sizeof(base_id), "%.99s", c->id);
 	for (int attempt = 0;; attempt++) {
-		json_t *res = evaluate(p, c->source);
+		json_t *res = evaluate(p, c);
 		if (!res)
 			return;
 		json_decref(c->eval);

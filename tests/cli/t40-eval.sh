@@ -58,7 +58,7 @@ expect_err "cannot start the eval worker|before saying hello" "the error says th
 
 cat >"$TMP/dying-worker" <<'SH'
 #!/bin/sh
-echo '{"event": "hello", "protocol": 2, "device_kind": "cpu"}'
+echo '{"event": "hello", "protocol": 3, "device_kind": "cpu"}'
 read line
 exit 0
 SH
@@ -93,6 +93,17 @@ expect_rc 0 "a worker that died during the job once is restarted and the job ret
 check "the first worker did die in the job, and the eval ran twice" \
 	test -e "$TMP/died" -a "$(grep -c '^eval$' "$TMP/jobs")" -eq 2
 
+# A long evaluation's progress lines: printed once it has run 10 s, each with
+# its time; quicker steps and --json print none.
+FAKEWORKER_PROGRESS=1 run_egg eval --device cuda --worker-cmd "$FAKE" --no-baseline "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 0 "an evaluation with progress lines passes"
+expect_err "^egg: kernel, 12 s: correctness trial 2/5$" "a step past 10 s is printed with its time"
+expect_err "^egg: kernel, 42 s: timing: 1 warm-up calls, 5 timed calls$" "so is each later one"
+check "a step before 10 s is not printed" sh -c "! grep -q 'trial 1/5' '$ERR'"
+FAKEWORKER_PROGRESS=1 run_egg eval --device cuda --worker-cmd "$FAKE" --no-baseline --json "$T/softmax.py" "$T/softmax_kernel.py"
+expect_rc 0 "with --json too"
+check "with --json no progress is printed" sh -c "! grep -q 'trial 2/5' '$ERR'"
+
 cat >"$TMP/old-worker" <<'SH'
 #!/bin/sh
 echo '{"event": "hello", "protocol": 1, "device_kind": "cpu"}'
@@ -101,6 +112,6 @@ SH
 chmod +x "$TMP/old-worker"
 run_egg eval --device cpu --no-baseline --worker-cmd "$TMP/old-worker" "$T/softmax.py" "$T/softmax_kernel.py"
 expect_rc 3 "a worker of another protocol version is an infrastructure failure"
-expect_err "speaks protocol 1; this egg speaks 2" "the error names both versions"
+expect_err "speaks protocol 1; this egg speaks 3" "the error names both versions"
 
 finish

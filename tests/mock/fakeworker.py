@@ -10,7 +10,10 @@ GPU. Faults and answers a test can ask for, through the environment:
   FAKEWORKER_SLOWER_AGAIN=1  a kernel evaluated again takes twice as long
   FAKEWORKER_DIE_ONCE=FILE   the first eval job kills the worker (creating
                              FILE, so that the restarted worker lives)
-  FAKEWORKER_JOBS=FILE       appends each job's op to FILE"""
+  FAKEWORKER_JOBS=FILE       appends each job's op to FILE
+  FAKEWORKER_PROGRESS=1      an eval job says three progress steps first
+                             (at 3 s, 12 s and 41.5 s, as if it had taken that
+                             long)"""
 import hashlib
 import json
 import os
@@ -29,7 +32,7 @@ PROFILE_CSV = """"ID","Kernel Name","Block Size","Grid Size","dram__throughput.a
 def main() -> int:
     kind = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
     out = sys.stdout
-    out.write(json.dumps({"event": "hello", "protocol": 2, "device_kind": kind, "torch": "fake", "triton": "fake"}) + "\n")
+    out.write(json.dumps({"event": "hello", "protocol": 3, "device_kind": kind, "torch": "fake", "triton": "fake"}) + "\n")
     out.flush()
     seen: dict = {}
     for line in sys.stdin:
@@ -64,6 +67,10 @@ def main() -> int:
             res = {"verdict": "pass", "stage": "done", "reason": None, "log": "", "trials": 5, "correct_trials": 5,
                    "kernel_ms": ms, "timing": {"median": ms, "cv": 0.0, "iters": 100}, "flags": [],
                    "triton_launches": 1, "device": req.get("device")}
+        if op == "eval" and os.environ.get("FAKEWORKER_PROGRESS"):
+            for step, t in (("correctness trial 1/5", 3.0), ("correctness trial 2/5", 12.0),
+                            ("timing: 1 warm-up calls, 5 timed calls", 41.5)):
+                out.write(json.dumps({"id": req["id"], "event": "progress", "step": step, "elapsed_s": t}) + "\n")
         out.write(json.dumps({"id": req["id"], "ok": True, "result": res}) + "\n")
         out.flush()
     return 0

@@ -81,6 +81,13 @@ def main() -> int:
                and res.get("kernel_ms", 0) > 0 and res.get("triton_launches", 0) >= 1
                and res["timing"]["iters"] == 3,
                f"the honest {name} kernel passes 5 trials and is timed", r)
+    steps = [s for s, _ in w.steps]
+    want = ["loading the task and the kernel", "correctness trial 1/5 (first call: compiling)"] + \
+        [f"correctness trial {t}/5" for t in range(2, 6)] + \
+        ["timing: waiting for the device", "timing: 1 warm-up calls, 3 timed calls",
+         "timing: checking the outputs of timed calls"]
+    tap.ok(steps == want and all(a[1] <= b[1] for a, b in zip(w.steps, w.steps[1:])),
+           "an evaluation's progress lines come before its reply: each step once, in order, time rising", w.steps)
 
     for what, (src, msg) in BAD_TASKS.items():
         r = w.call({"op": "eval", "device": "cpu", "task_source": src, "kernel_source": BRS_KERNEL,

@@ -30,6 +30,21 @@ def full_request(req: dict) -> dict:
     return out
 
 
+def read_reply(stdout, rid, steps: list | None = None) -> dict:
+    """The reply line of request `rid`; the job's progress lines before it
+    (worker/PROTOCOL.md) are appended to `steps` as (step, elapsed_s)."""
+    while True:
+        line = stdout.readline()
+        if not line:
+            raise RuntimeError("worker died")
+        obj = json.loads(line)
+        if obj.get("event") == "progress" and obj.get("id") == rid:
+            if steps is not None:
+                steps.append((obj["step"], obj["elapsed_s"]))
+            continue
+        return obj
+
+
 class Worker:
     def __init__(self, device: str = "cpu", env: dict | None = None):
         """A worker for `device`; `env` adds variables to its environment
@@ -39,6 +54,7 @@ class Worker:
                                   stderr=subprocess.DEVNULL, text=True, env=dict(os.environ, **(env or {})))
         self.hello = json.loads(self.p.stdout.readline())
         self.n = 0
+        self.steps: list = []  # the last job's progress lines: (step, elapsed_s)
 
     def call(self, req: dict, complete: bool = True) -> dict:
         """One request (completed with egg's settings unless complete=False)
@@ -47,10 +63,8 @@ class Worker:
         req = dict(full_request(req) if complete else req, id=self.n)
         self.p.stdin.write(json.dumps(req) + "\n")
         self.p.stdin.flush()
-        line = self.p.stdout.readline()
-        if not line:
-            raise RuntimeError("worker died")
-        return json.loads(line)
+        self.steps = []
+        return read_reply(self.p.stdout, self.n, self.steps)
 
     def eval(self, task: str, kernel_source: str, **kw) -> dict:
         req = {"op": "eval", "device": "cpu", "task_source": open(task).read(), "kernel_source": kernel_source,

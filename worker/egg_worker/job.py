@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from . import candidate, reference, sandbox, sizes, static_scan
+from . import candidate, progress, reference, sandbox, sizes, static_scan
 from .children import Child, spawn, sweep_orphans
 from .locks import DeviceWork, device_lock, occupancy
 from .logs import trim
@@ -224,6 +224,7 @@ def run_eval(ctx: dict, job: dict) -> dict:
         with occupancy(job, alone=False):
             return _eval_once(ctx, job, alone=False)
     except RetryAlone as why:
+        progress.step("waiting to run again alone on the device")
         with occupancy(job, alone=True):
             res = _eval_once(ctx, job, alone=True)
         res["flags"].append(f"retried_alone: {why}; evaluated again alone on the device")
@@ -262,6 +263,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     # Loading and each trial are steps of device work (locks.py): none of
     # them runs while another job on this device times or profiles.
     work = DeviceWork(job)
+    progress.step("loading the task and the kernel")
     work.acquire()
     r = spawn(reference.run, "reference", os.path.join(scratch.path, "reference.log"), ref_job, region,
               keep_fds=(region.fd,))
@@ -283,6 +285,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
             errs, rels = [], []
             for t in range(trials):
                 stage = "compile" if t == 0 else "run"
+                progress.step(f"correctness trial {t + 1}/{trials}" + (" (first call: compiling)" if t == 0 else ""))
                 work.acquire()
                 r.ch.send({"cmd": Cmd.PREPARE, "trial": t})
                 prepared = _reference_msg(r, deadline)
@@ -390,7 +393,9 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
         _candidate_msg(c, deadline, "timing")
         return time.perf_counter() - t0
 
+    progress.step("timing: waiting for the device")
     with device_lock(job) as held:
+        progress.step(f"timing: {warmup} warm-up calls, {iters} timed calls")
         c.ch.send({"cmd": Cmd.WARMUP, "n": warmup, "seed": _seed(), "base_seed": base_seed})
         _candidate_msg(c, deadline, "timing")
         # The loop without the call, before and after the timed loop; the
@@ -416,6 +421,7 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
                       + ", ".join(guarded.get("violations") or ["no launch"]))
     # Outputs of timed calls: the last one and a random sample, recomputed by
     # the reference from the same seeds.
+    progress.step("timing: checking the outputs of timed calls")
     pick = sorted(set(random.sample(range(iters), min(8, iters)) + [iters - 1]))
     r.ch.send({"cmd": Cmd.VERIFY, "seed": seed, "base_seed": base_seed, "indices": pick,
                "checksums": [sums[i] for i in pick]})
@@ -498,11 +504,14 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
     b_job = dict(common, weight_seed=_seed(), base_seed=_seed(), seed=_seed(),
                  warmup=job["warmup"], iters=job["iters"], compile_mode=job["compile_mode"])
     try:
+        progress.step("baseline: loading, compiling and warming up eager and torch.compile")
         b = spawn(reference.baseline, "baseline", os.path.join(scratch.path, "baseline.log"), b_job)
         try:
             msg = _reference_msg(b, deadline)
             if msg.get("event") == Event.READY_TO_TIME:
+                progress.step("baseline: waiting for the device to time")
                 with device_lock(job) as held:
+                    progress.step(f"baseline: timing eager and torch.compile ({job['iters']} calls each)")
                     b.ch.send({"cmd": Cmd.TIME})
                     msg = _reference_msg(b, deadline)
         except ReferenceOOM as e:
@@ -546,7 +555,9 @@ def run_profile(ctx: dict, job: dict) -> dict:
     env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in sandbox.SECRET_MARKS)}
     t0 = time.monotonic()
     try:
+        progress.step("profile: waiting for the device")
         with device_lock(job) as held:
+            progress.step("profile: running the kernel under ncu")
             try:
                 p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env,
                                    cwd=scratch.path, start_new_session=True)

@@ -183,7 +183,7 @@ def serve(argv: list[str]) -> int:
     import triton
 
     from . import job as jobs
-    from . import messages, probe, sandbox
+    from . import messages, probe, progress, sandbox
     from .proto import Channel
 
     sandbox.become_subreaper()
@@ -198,7 +198,8 @@ def serve(argv: list[str]) -> int:
              "network_isolation_error": ctx["network_isolation_error"],
              "drop_privileges": ctx["drop_privileges"], "privileges_note": ctx["privileges_note"],
              "sandbox": ctx["sandbox_facts"]}
-    proto_out.write(json.dumps(hello) + "\n")
+    progress.attach(proto_out)
+    progress.write_line(hello)
 
     def probe_op(req: dict) -> dict:
         # In a child: probing the GPUs initialises CUDA, which this parent
@@ -229,7 +230,7 @@ def serve(argv: list[str]) -> int:
             if not isinstance(req, dict):
                 raise ValueError("request is not an object")
         except ValueError as e:
-            proto_out.write(json.dumps(messages.reply_error(None, "protocol", str(e))) + "\n")
+            progress.write_line(messages.reply_error(None, "protocol", str(e)))
             continue
         rid = req.get("id")
         op = req.get("op")
@@ -238,13 +239,17 @@ def serve(argv: list[str]) -> int:
         except messages.RequestError as e:
             # egg sends well-formed requests: a refused one means egg and the
             # worker disagree (another version), never the user's input.
-            proto_out.write(json.dumps(messages.reply_error(rid, "protocol", str(e))) + "\n")
+            progress.write_line(messages.reply_error(rid, "protocol", str(e)))
             continue
         try:
             run, on_device = ops[op]
             if on_device:
                 _check_device(ctx, req, kind)
-            reply = messages.reply_ok(rid, run(req))
+                progress.begin(rid)
+            try:
+                reply = messages.reply_ok(rid, run(req))
+            finally:
+                progress.end()
             if on_device:
                 # One line per finished job in the worker's log: what ran, on
                 # what (a digest of the sources), and when (epoch seconds,
@@ -262,7 +267,7 @@ def serve(argv: list[str]) -> int:
             # Into the worker's log (egg keeps it under STORE/logs), whole.
             sys.stderr.write(f"egg-worker: job {rid} ({op}) failed: {reply['error']}\n{reply['log']}\n")
             sys.stderr.flush()
-        proto_out.write(json.dumps(reply) + "\n")
+        progress.write_line(reply)
         if op == "shutdown" and reply["ok"]:
             break
     return 0

@@ -25,7 +25,7 @@ class RequestError(ValueError):
 
 # ---- 1. egg <-> worker -------------------------------------------------
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 _NUM = (int, float)
 _STR_OR_NONE = (str, type(None))

@@ -45,8 +45,8 @@ char *agents_device_text(const json_t *facts, const char *device)
 		buf_addf(&t, ", %.0f 32-bit registers per SM", fnum(facts, "regs_per_sm"));
 	buf_addf(&t, ", L2 cache %.0f MB, %.0f GB device memory", fnum(facts, "l2_bytes") / 1e6,
 		 fnum(facts, "memory_bytes") / 1e9);
-	if (fnum(facts, "free_bytes") > 0)
-		buf_addf(&t, " (%.0f GB free when egg started)", fnum(facts, "free_bytes") / 1e9);
+	/* No free-memory figure: it changes from one start to the next, and a
+	 * prompt must not (a resumed run finds its replies by the prompt). */
 	for (size_t i = 0; i < sizeof(peaks) / sizeof(peaks[0]); i++)
 		if (strstr(name, peaks[i].name)) {
 			buf_addf(&t, "; data-sheet peaks: FP32 %.0f TFLOP/s (CUDA cores), TF32 %.0f and BF16 %.0f TFLOP/s "

@@ -5,7 +5,8 @@
 #include <jansson.h>
 
 /* The target as the prompts describe it: for a GPU its name, SMs, shared
- * memory and registers per SM, L2, memory (free when egg started), the
+ * memory and registers per SM, L2, total memory (never a figure that
+ * changes between starts: resumed runs find their replies by the prompt), the
  * data-sheet peaks when the name is known, and the driver; for the CPU
  * what the interpreter does and does not do. Owned. */
 char *agents_device_text(const json_t *facts, const char *device);

@@ -201,10 +201,20 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	if (json_is_number(json_object_get(baseline, "input_bytes"))) {
 		/* What the task moves at least: the scale a kernel's workspaces are judged by. */
 		size_t n = strlen(device_text);
+		double peak = json_number_value(json_object_get(baseline, "peak_bytes"));
 		char *with_io = xasprintf("%s%s The task's inputs take %.1f MB and its outputs %.1f MB.", device_text,
 					  n && device_text[n - 1] == '.' ? "" : ".",
 					  json_number_value(json_object_get(baseline, "input_bytes")) / 1e6,
 					  json_number_value(json_object_get(baseline, "output_bytes")) / 1e6);
+		if (peak > 0 && strcmp(eo.device, "cpu")) {
+			/* The memory a kernel may count on: what PyTorch itself used
+			 * (stable from run to run, unlike the free memory). */
+			char *more = xasprintf("%s PyTorch's own forward peaked at %.1f MB of device memory; other "
+					       "evaluations share the GPU, so keep a kernel's workspace well within that.",
+					       with_io, peak / 1e6);
+			free(with_io);
+			with_io = more;
+		}
 		free(device_text);
 		device_text = with_io;
 	}

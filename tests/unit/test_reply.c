@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/agents/context.h"
 #include "../../src/agents/reply.h"
 #include "../../src/pipeline/pipeline.h"
 #include "unit.h"
@@ -107,5 +108,23 @@ void suite_reply(void)
 		CHECK_STR(a, "an approach it did not name", "nothing to name: said so, never an empty list");
 		reply_approach("# approach: x\n", a, 2);
 		CHECK_STR(a, "x", "the output is bounded");
+	}
+
+	{
+		/* A resumed run finds its replies by the prompt: what the prompt
+		 * says of the device must not change with the free memory. */
+		json_t *f1 = json_pack("{s:s, s:s, s:i, s:f, s:f, s:s}", "name", "NVIDIA H200", "compute_capability", "9.0",
+				       "sm_count", 132, "memory_bytes", 150e9, "free_bytes", 148.4e9, "driver", "580");
+		json_t *f2 = json_deep_copy(f1);
+		char *t1, *t2;
+		json_object_set_new(f2, "free_bytes", json_real(149.1e9));
+		t1 = agents_device_text(f1, "cuda:0");
+		t2 = agents_device_text(f2, "cuda:0");
+		CHECK_STR(t1, t2, "the device text is the same whatever memory was free at the start");
+		CHECK(strstr(t1, "150 GB device memory") != NULL, "it names the total memory");
+		free(t1);
+		free(t2);
+		json_decref(f1);
+		json_decref(f2);
 	}
 }

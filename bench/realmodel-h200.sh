@@ -18,9 +18,9 @@ export EGG_STORE=$state/store EGG_MODEL=claude-helper EGG_PROVIDER=anthropic EGG
 flags=(--llm-spool "$state/spool" --jobs 3 --workers-per-device 3 --iters 50 --warmup 5)
 start=$(date +%s)
 if [ -s "$state/run" ]; then
-	build/egg bench --resume "$(cat "$state/run")" "${flags[@]}" >"$out/bench.txt" 2>&1
+	${EGG:-build/egg} bench --resume "$(cat "$state/run")" "${flags[@]}" >"$out/bench.txt" 2>&1
 else
-	build/egg bench "${flags[@]}" "$kb/level1/36_RMSNorm_.py" "$kb/level1/88_MinGPTNewGelu.py" \
+	${EGG:-build/egg} bench "${flags[@]}" "$kb/level1/36_RMSNorm_.py" "$kb/level1/88_MinGPTNewGelu.py" \
 		"$kb/level2/14_Gemm_Divide_Sum_Scaling.py" >"$out/bench.txt" 2>&1
 fi
 echo "bench exit $? after $(($(date +%s) - start)) s" >>"$out/bench.txt"
@@ -43,14 +43,14 @@ print(f"rekeyed {n} replies")
 sys.exit(0 if n else 1)
 PY
 then
-	build/egg bench --resume "$(build/egg runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')" \
+	${EGG:-build/egg} bench --resume "$(${EGG:-build/egg} runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')" \
 		"${flags[@]}" >>"$out/bench.txt" 2>&1
 	echo "bench (rekeyed) exit $? after $(($(date +%s) - start)) s" >>"$out/bench.txt"
 fi
 # The run's id: the store's newest run (runs are listed newest first).
-[ -s "$state/run" ] || build/egg runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])' >"$state/run"
-build/egg report "$(cat "$state/run")" >"$out/report.txt" 2>&1
-build/egg report "$(cat "$state/run")" --json >"$out/report.json" 2>&1
+[ -s "$state/run" ] || ${EGG:-build/egg} runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])' >"$state/run"
+${EGG:-build/egg} report "$(cat "$state/run")" >"$out/report.txt" 2>&1
+${EGG:-build/egg} report "$(cat "$state/run")" --json >"$out/report.json" 2>&1
 tar czf "$out/state.tgz" -C "$state" .
 tail -30 "$out/bench.txt"
 ls "$state/spool/pending" | wc -l

@@ -63,8 +63,10 @@ const char *agents_precision_note(const char *precision)
 	return !strcmp(precision, "tf32")
 		       ? "TF32 is allowed on both sides for this run (tl.dot may use its default precision); no "
 			 "fp16/bf16 arithmetic on fp32 data."
-		       : "fp32 data stays fp32 math: pass input_precision=\"ieee\" to tl.dot (its default would use "
-			 "TF32); no TF32 in any form (tf32, tf32x3), no fp16/bf16 arithmetic on fp32 data; keep the "
-			 "reference's output dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
+		       : "fp32 data keeps fp32 accuracy: pass input_precision=\"ieee\" (FMA units) or \"tf32x3\" (three "
+			 "TF32 tensor-core passes: within the tolerance on matmul and convolution shapes, and faster "
+			 "only when the kernel keeps the tensor cores busy) to tl.dot, never its default or \"tf32\" "
+			 "(one TF32 pass misses the tolerance many times over); no fp16/bf16 arithmetic on fp32 data; "
+			 "keep the reference's output dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
 }
 

@@ -59,6 +59,14 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "{plan}\n\nFix exactly this problem; keep everything else.\n\n"
 	  "Reference:\n```python\n{task}\n```\n\nBroken kernel:\n```python\n{kernel}\n```\n\n" KERNEL_RULES },
 
+/* The tuning stages' reply: a plan, or "no" when the stage has nothing to
+ * change (the kernel is then kept and no new one is written). */
+#define TUNE_REPLY \
+	"Answer \"no\" in change when this stage's settings are already right for the kernel (it is then kept " \
+	"as it is and no new kernel is written).\n" \
+	"Reply with only this JSON object (bottleneck about 30 words, plan about 35):\n" \
+	"{{\"change\": \"yes\" or \"no\", \"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n"
+
 	{ P_PROFILE_REFINE, "profile.refine",
 	  "You are the profile agent of egg, a GPU performance expert. Role: profile agent, mode: algorithmic "
 	  "refinement. You read a kernel and its profile and decide whether a high-level change of algorithm is "
@@ -82,8 +90,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "Current kernel:\n```python\n{kernel}\n```\n\n"
 	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the main obstacle to keeping every SM busy and one change of the grid mapping (or say the grid "
-	  "should stay).\nReply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
-	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
+	  "should stay).\n" TUNE_REPLY },
 
 	{ P_PROFILE_TILING, "profile.tiling",
 	  "You are the profile agent of egg, a GPU performance expert. Role: profile agent, mode: tensor "
@@ -94,8 +101,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "Current kernel:\n```python\n{kernel}\n```\n\n"
 	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the tiling bottleneck and propose 2 or 3 BLOCK configurations to measure.\n"
-	  "Reply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
-	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
+	  TUNE_REPLY },
 
 	{ P_PROFILE_MEMORY, "profile.memory",
 	  "You are the profile agent of egg, a GPU performance expert. Role: profile agent, mode: memory "
@@ -106,8 +112,7 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "Current kernel:\n```python\n{kernel}\n```\n\n"
 	  CONTRACT "Your plan must keep to these rules.\n\n"
 	  "Name the memory bottleneck and propose 3 or 4 (num_warps, num_stages) configurations, the current one "
-	  "included.\nReply with only this JSON object (bottleneck about 30 words, plan about 35):\n"
-	  "{{\"bottleneck\": \"...\", \"modification_plan\": \"...\"}}\n" },
+	  "included.\n" TUNE_REPLY },
 
 	{ P_DEBUG, "debug",
 	  "You are the debug agent of egg. Role: debug agent. You find why a Triton kernel failed and say "

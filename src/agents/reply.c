@@ -182,18 +182,27 @@ json_t *reply_extract_json(const char *text, enum reply_schema schema, char *why
 		}
 		json_object_set(out, f, v);
 	}
-	if (schema == SCHEMA_PROFILE_REFINE) {
+	if (schema == SCHEMA_PROFILE_REFINE || schema == SCHEMA_PROFILE_TUNE) {
+		/* worth_optimizing (refinement) or change (tuning, optional:
+		 * absent means yes): "yes" or "no", in any case. */
+		const char *key = schema == SCHEMA_PROFILE_REFINE ? "worth_optimizing" : "change";
 		char w[8];
-		const char *s = json_string_value(json_object_get(out, "worth_optimizing"));
+		const char *s = json_string_value(json_object_get(o, key));
 		size_t k = 0;
+		if (!s && schema == SCHEMA_PROFILE_TUNE && !json_object_get(o, key))
+			s = "yes";
+		if (!s) {
+			snprintf(why, why_len, "'%s' in the JSON reply is not a string", key);
+			goto bad;
+		}
 		for (; s[k] && k < sizeof(w) - 1; k++)
 			w[k] = (char)tolower((unsigned char)s[k]);
 		w[k] = '\0';
 		if (strcmp(w, "yes") && strcmp(w, "no")) {
-			snprintf(why, why_len, "'worth_optimizing' must be \"yes\" or \"no\", not \"%.20s\"", s);
+			snprintf(why, why_len, "'%s' must be \"yes\" or \"no\", not \"%.20s\"", key, s);
 			goto bad;
 		}
-		json_object_set_new(out, "worth_optimizing", json_string(w));
+		json_object_set_new(out, key, json_string(w));
 	}
 	json_decref(o);
 	return out;

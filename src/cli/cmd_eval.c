@@ -53,6 +53,21 @@ static void print_human(const json_t *r)
 		printf("torch.compile: %.4f ms%s", num(r, "compile_ms"), isnan(num(r, "speedup_compile")) ? "\n" : "");
 	if (!isnan(num(r, "speedup_compile")))
 		printf("   speedup %.2fx\n", num(r, "speedup_compile"));
+	if (!isnan(num(r, "roofline_ms"))) {
+		const json_t *rl = json_object_get(json_object_get(r, "baseline"), "roofline");
+		int memory = !strcmp(json_string_value(json_object_get(rl, "bound")) ?: "", "memory") ||
+			     !strcmp(json_string_value(json_object_get(r, "sol_basis")) ?: "", "memory");
+		printf("roofline:      %.4f ms (%s-bound: ", num(r, "roofline_ms"), memory ? "memory" : "compute");
+		if (memory)
+			printf("%.3g GB at %.2f TB/s", num(rl, "bytes") / 1e9, num(rl, "bandwidth_bytes_s") / 1e12);
+		else
+			printf("%.3g GFLOP at %.1f TFLOP/s %s", num(rl, "flops") / 1e9, num(rl, "peak_flops_s") / 1e12,
+			       json_string_value(json_object_get(rl, "peak")) ?: "");
+		printf(", measured peaks%s)", cpu ? " of the CPU's torch; interpreted kernels are far from them" : "");
+		if (!isnan(num(r, "sol_pct")))
+			printf("   kernel at %.1f%% of it", num(r, "sol_pct"));
+		printf("\n");
+	}
 	if (json_is_integer(json_object_get(r, "triton_launches")))
 		printf("launches:      %lld Triton launch(es) per call\n",
 		       json_integer_value(json_object_get(r, "triton_launches")));
@@ -70,6 +85,57 @@ static void print_progress(void *arg, const char *step, double elapsed_s)
 {
 	if (elapsed_s >= PROGRESS_AFTER_S)
 		fprintf(stderr, "egg: %s, %.0f s: %s\n", (const char *)arg, elapsed_s, step);
+}
+
+/* `egg eval TASK.py`: eager and torch.compile times, the roofline bound
+ * and their %SOL: what a kernel for the task would be measured against. */
+static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts *o)
+{
+	struct buf task = BUF_INIT;
+	json_t *b;
+	int code;
+	if (fs_read(ctx->args.v[0], &task) < 0)
+		return err_report();
+	if (!ctx->json) {
+		fprintf(stderr, "egg: measuring the baselines of '%s' on %s...\n", ctx->args.v[0], ctx->device);
+		o->progress = print_progress;
+		o->progress_arg = "baseline";
+	}
+	b = eval_baseline(w, o, buf_str(&task));
+	buf_release(&task);
+	if (!b)
+		return err_report();
+	json_object_set_new(b, "task", json_string(ctx->args.v[0]));
+	code = EXIT_DONE;
+	if (ctx->json) {
+		cmd_print_json(json_incref(b));
+	} else {
+		const json_t *rl = json_object_get(b, "roofline");
+		printf("eager:         %.4f ms", num(b, "eager_ms"));
+		if (!isnan(num(b, "eager_sol_pct")))
+			printf("   %.1f%% of the roofline bound", num(b, "eager_sol_pct"));
+		printf("\n");
+		if (!isnan(num(b, "compile_ms"))) {
+			printf("torch.compile: %.4f ms", num(b, "compile_ms"));
+			if (!isnan(num(b, "compile_sol_pct")))
+				printf("   %.1f%% of the roofline bound", num(b, "compile_sol_pct"));
+			printf("\n");
+		} else if (json_string_value(json_object_get(b, "compile_error")))
+			printf("torch.compile: failed: %s\n", json_string_value(json_object_get(b, "compile_error")));
+		if (rl)
+			printf("roofline:      %.4f ms (%s-bound; %.4g GFLOP counted at %.1f TFLOP/s %s, %.4g MB at "
+			       "%.2f TB/s, measured peaks)\n", num(b, "roofline_ms"),
+			       json_string_value(json_object_get(rl, "bound")), num(rl, "flops") / 1e9,
+			       num(rl, "peak_flops_s") / 1e12, json_string_value(json_object_get(rl, "peak")),
+			       num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
+		else
+			printf("roofline:      none (%s)\n",
+			       json_string_value(json_object_get(b, "roofline_error")) ?:
+			       json_string_value(json_object_get(json_object_get(b, "work"), "error")) ?:
+			       "the reference's work was not counted");
+	}
+	json_decref(b);
+	return code;
 }
 
 int cmd_eval(const struct command *self, int argc, char **argv)
@@ -95,7 +161,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;
 	if (eval_flags_apply(&ef, ctx.device, &o) < 0 || fs_read(ctx.args.v[0], &task) < 0 ||
-	    fs_read(ctx.args.v[1], &kernel) < 0) {
+	    (ctx.args.n > 1 && fs_read(ctx.args.v[1], &kernel) < 0)) {
 		code = err_report();
 		goto out;
 	}
@@ -111,6 +177,11 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		log_path = fs_join(log_dir, "worker.log");
 	err_clear();
 	w = worker_new(&ctx.cfg, ctx.kind, log_path);
+	if (ctx.args.n == 1) {
+		/* No kernel: the task's own figures (baselines, speed of light). */
+		code = baseline_only(&ctx, w, &o);
+		goto out;
+	}
 	if (!ctx.json) {
 		fprintf(stderr, "egg: evaluating '%s' on %s...\n", ctx.args.v[1], ctx.device);
 		o.progress = print_progress;

@@ -1,6 +1,7 @@
 /* flags.c: the command-line flags several commands share: evaluation flags and pipeline flags. */
 #include "flags.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,7 @@ int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval
 void pipeline_flags_init(struct pipeline_flags *f)
 {
 	memset(f, 0, sizeof(*f));
+	f->stop_at_sol = NAN;
 }
 
 const struct opt *pipeline_flag_options(struct pipeline_flags *f)
@@ -83,6 +85,8 @@ const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 		{ "no-profile", 0, OPT_FLAG, &f->no_profile, NULL, "do not run ncu (the profile agent gets timings only)" },
 		{ "max-tokens", 0, OPT_INT, &f->max_tokens, "N", "token budget per task" },
 		{ "max-cost", 0, OPT_DOUBLE, &f->max_cost, "USD", "cost budget per task" },
+		{ "stop-at-sol", 0, OPT_DOUBLE, &f->stop_at_sol, "PCT",
+		  "stop a task once its best kernel reaches PCT% of the roofline bound (default 85; 0: never)" },
 		{ "quiet", 'q', OPT_FLAG, &f->quiet, NULL, "no progress lines" },
 		OPT_TABLE_END,
 	};
@@ -97,6 +101,13 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 	    f->max_cost < 0) {
 		err_set(ERR_INPUT, "budgets and counts must not be negative");
 		return -1;
+	}
+	if (!isnan(f->stop_at_sol)) {
+		if (f->stop_at_sol < 0) {
+			err_set(ERR_INPUT, "--stop-at-sol is a percentage of the roofline bound, 0 or more (0: never stop early)");
+			return -1;
+		}
+		po->stop_at_sol = f->stop_at_sol;
 	}
 	if (f->seeds)
 		po->seeds = f->seeds;
@@ -140,11 +151,11 @@ json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipelin
 	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY; s++)
 		if (po->stage_on[s])
 			json_array_append_new(stages_on, json_string(stages[s].name));
-	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b}",
+	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b, s:f}",
 			 "seeds", po->seeds, "seed_repairs", po->seed_repairs, "repairs", po->repairs, "refine",
 			 po->refine, "tuning_stages", stages_on, "single_agent", po->single_agent, "top_k", po->top_k,
 			 "profile", po->profile, "trials", eo->trials, "iters", eo->iters, "warmup", eo->warmup,
 			 "precision", eo->precision, "compile_mode", eo->compile_mode, "clock", eo->clock, "timeout_s", eo->timeout_s,
-			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth);
+			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth, "stop_at_sol", po->stop_at_sol);
 }
 

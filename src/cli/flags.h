@@ -29,6 +29,7 @@ struct pipeline_flags {
 	int no_multi_seed, no_refine, no_hw_tune, single_agent, no_profile;
 	int max_tokens;
 	double max_cost;
+	double stop_at_sol;	/* NAN: not given */
 	int quiet;
 };
 

@@ -32,9 +32,10 @@ static const struct command commands[] = {
 	  "Metrics of a run: success, fast_p, speedups vs eager and torch.compile, tokens, cost, stage gains.",
 	  STORE | JSON, 1, 1 },
 	{ "runs", cmd_runs, "[--json]", "List the runs in the store.", STORE | JSON, 0, 0 },
-	{ "eval", cmd_eval, "TASK.py KERNEL.py [--device cpu|cuda[:N]] [--trials N] [--json]",
-	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager and torch.compile.",
-	  WORKER | STORE | JSON | DEVICE, 2, 2 },
+	{ "eval", cmd_eval, "TASK.py [KERNEL.py] [--device cpu|cuda[:N]] [--trials N] [--json]",
+	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager, torch.compile "
+	  "and the roofline bound; without a kernel, measure those three for the task.",
+	  WORKER | STORE | JSON | DEVICE, 1, 2 },
 	{ "selfcheck", cmd_selfcheck, "TASK.py... | --dir DIR [--devices LIST] [--jobs N] [--json]",
 	  "Run the whole evaluation path on tasks with their own Model as the candidate: the harness's own check.",
 	  WORKER | STORE | JSON, 0, -1 },

@@ -136,6 +136,84 @@ json_t *eval_device_facts(struct worker *w, const char *device)
 	return out;
 }
 
+static double num(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json_t *facts)
+{
+	const json_t *hello = worker_hello(w);
+	struct hash_ctx *h = hash_begin();
+	json_t *req, *res;
+	char key[65];
+
+	hash_field(h, "egg-calibration-v3");
+	hash_field(h, o->device);
+	hash_field(h, json_string_value(json_object_get(facts, "name")));
+	hash_field(h, json_string_value(json_object_get(facts, "driver")));
+	hash_field(h, json_string_value(json_object_get(hello, "torch")));
+	hash_field(h, json_string_value(json_object_get(hello, "triton")));
+	hash_final(h, key);
+	if (o->cache && (res = evcache_get(o->cache, "calibration", key)))
+		return res;
+	req = json_pack("{s:s, s:s, s:f}", "op", "calibrate", "device", o->device, "timeout_s", 300.0);
+	json_object_set_new(req, "lock", o->lock ? json_string(o->lock) : json_null());
+	res = worker_call(w, req, 420000);
+	json_decref(req);
+	if (res && o->cache)
+		evcache_put(o->cache, "calibration", key, res);
+	return res;
+}
+
+/* The peak a task's counted FLOPs run at: BF16 tensor cores for a task in
+ * fp16/bf16, TF32 tensor cores under --precision tf32; under fp32 the
+ * faster of the FP32 FMA units and a third of the TF32 rate (the three-pass
+ * tf32x3 split that egg's fp32 rule allows: docs/method.md, "Numerics"). */
+static const char *peak_of(const json_t *work, const char *precision, const json_t *cal, double *rate)
+{
+	if (json_is_true(json_object_get(work, "half"))) {
+		*rate = num(cal, "bf16_flops_s");
+		return "bf16";
+	}
+	if (!strcmp(precision, "tf32")) {
+		*rate = num(cal, "tf32_flops_s");
+		return "tf32";
+	}
+	*rate = num(cal, "fp32_flops_s");
+	if (num(cal, "tf32_flops_s") / 3 > *rate) {
+		*rate = num(cal, "tf32_flops_s") / 3;
+		return "fp32 as tf32x3";
+	}
+	return "fp32";
+}
+
+void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision)
+{
+	const json_t *work = json_object_get(baseline, "work");
+	double flops = num(work, "flops"), bytes = num(work, "bytes"), bw = num(calibration, "bandwidth_bytes_s");
+	double rate, compute_ms, memory_ms, ms;
+	const char *peak = peak_of(work, precision, calibration, &rate);
+
+	if (isnan(flops) || isnan(bytes) || isnan(bw) || isnan(rate) || bw <= 0 || rate <= 0)
+		return;
+	compute_ms = flops / rate * 1e3;
+	memory_ms = bytes / bw * 1e3;
+	ms = fmax(compute_ms, memory_ms);
+	if (ms <= 0)
+		return;
+	json_object_set_new(baseline, "roofline",
+			    json_pack("{s:f, s:f, s:s, s:f, s:f, s:f, s:f, s:s}", "flops", flops, "bytes", bytes,
+				      "peak", peak, "peak_flops_s", rate, "bandwidth_bytes_s", bw, "compute_ms", compute_ms,
+				      "memory_ms", memory_ms, "bound", compute_ms > memory_ms ? "compute" : "memory"));
+	json_object_set_new(baseline, "roofline_ms", json_real(ms));
+	json_object_set_new(baseline, "eager_sol_pct",
+			    num(baseline, "eager_ms") > 0 ? json_real(100 * ms / num(baseline, "eager_ms")) : json_null());
+	json_object_set_new(baseline, "compile_sol_pct",
+			    num(baseline, "compile_ms") > 0 ? json_real(100 * ms / num(baseline, "compile_ms")) : json_null());
+}
+
 json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source)
 {
 	json_t *facts = NULL, *req = NULL, *res = NULL;
@@ -168,6 +246,17 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 		evcache_put(o->cache, "baseline", key, res);
 	json_object_set_new(res, "cached", json_false());
 out:
+	if (res) {
+		/* The speed of light: without a calibration (it failed) the
+		 * baseline has no roofline, and nothing else is lost. */
+		json_t *cal = eval_calibration(w, o, facts);
+		if (cal)
+			eval_attach_roofline(res, cal, o->precision);
+		else
+			json_object_set_new(res, "roofline_error", json_string(err_msg()));
+		err_clear();
+		json_decref(cal);
+	}
 	json_decref(req);
 	json_decref(facts);
 	return res;
@@ -197,12 +286,6 @@ static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char 
 	return res;
 }
 
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static void add_speedups(json_t *res, const json_t *baseline)
 {
 	double k = num(res, "kernel_ms");
@@ -212,6 +295,24 @@ static void add_speedups(json_t *res, const json_t *baseline)
 	json_object_set_new(res, "compile_ms", isnan(c) ? json_null() : json_real(c));
 	json_object_set_new(res, "speedup_eager", isnan(e) || isnan(k) || k <= 0 ? json_null() : json_real(e / k));
 	json_object_set_new(res, "speedup_compile", isnan(c) || isnan(k) || k <= 0 ? json_null() : json_real(c / k));
+	{
+		const json_t *rl = baseline ? json_object_get(baseline, "roofline") : NULL;
+		double r = baseline ? num(baseline, "roofline_ms") : NAN, mem = num(rl, "memory_ms");
+		json_object_set_new(res, "roofline_ms", isnan(r) ? json_null() : json_real(r));
+		json_object_set_new(res, "sol_pct", isnan(r) || isnan(k) || k <= 0 ? json_null() : json_real(100 * r / k));
+		json_object_set_new(res, "sol_basis", isnan(r) ? json_null() : json_string("roofline"));
+		if (!isnan(r) && k > 0 && k < r && !isnan(mem) && mem < r) {
+			/* Faster than the reference's FLOPs allow: the kernel computes
+			 * less (an algebraic rewrite). Only its traffic bounds it. */
+			json_object_set_new(res, "roofline_ms", json_real(mem));
+			json_object_set_new(res, "sol_pct", json_real(100 * mem / k));
+			json_object_set_new(res, "sol_basis", json_string("memory"));
+			json_array_append_new(json_object_get(res, "flags"),
+					      json_sprintf("beyond_flop_bound: %.4f ms beats the %.4f ms the reference's FLOPs "
+							   "need at the measured peak, so the kernel computes less; its %%SOL "
+							   "is against the memory bound (%.4f ms)", k, r, mem));
+		}
+	}
 }
 
 /* The worker's verdict, re-measured in a fresh process when its speedup

@@ -64,9 +64,28 @@ void eval_result_key(struct worker *w, const struct eval_opts *o, const json_t *
 json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source);
 
 /*
+ * The device's measured peaks (the worker's calibration: bandwidth, FP32
+ * FMA, TF32 and BF16 tensor-core FLOP/s), from the cache when this device,
+ * driver, torch and Triton were calibrated before. Owned, or NULL with the
+ * error. eval_baseline calls it.
+ */
+json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json_t *device_facts);
+/*
+ * Adds the speed of light to a baseline that has the reference's `work`
+ * (FLOPs and least bytes per forward): `roofline` {flops, bytes, peak,
+ * peak_flops_s, bandwidth_bytes_s, compute_ms, memory_ms, bound},
+ * `roofline_ms` = max(FLOPs / peak, bytes / bandwidth) with the peak of the
+ * precision in force, and `eager_sol_pct`, `compile_sol_pct` (100 *
+ * roofline_ms / time). Nothing is added when a figure is missing.
+ */
+void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision);
+
+/*
  * Evaluates a candidate. The result is the worker's verdict plus eager_ms,
- * compile_ms, speedup_eager and speedup_compile from `baseline` (may be
- * NULL), computed here even for a cached verdict (the cache holds the
+ * compile_ms, speedup_eager, speedup_compile, roofline_ms, sol_pct and
+ * sol_basis ("roofline", or "memory" for a kernel faster than the
+ * reference's FLOPs allow: it computes less, only its traffic bounds it) from
+ * `baseline` (may be NULL), computed here even for a cached verdict (the cache holds the
  * verdict alone). A speedup beyond the bound is re-measured in a fresh
  * process and the slower time kept. Returns an owned object, or NULL with
  * ERR_INPUT / ERR_INFRA (a worker that died is retried once).

@@ -40,6 +40,7 @@ struct pipe {
 	int npool;
 	json_t *decisions;	/* summary lines carried between stages */
 	int stop;		/* 1: stop now (budget or infrastructure) */
+	int at_sol;		/* the best kernel reached --stop-at-sol: later stages are skipped */
 	int broken;		/* egg itself failed (err holds why); the run stops */
 };
 
@@ -53,6 +54,7 @@ void pipeline_opts_init(struct pipeline_opts *o)
 	o->stage_on[STAGE_MAPPING] = o->stage_on[STAGE_TILING] = o->stage_on[STAGE_MEMORY] = 1;
 	o->top_k = 1;
 	o->profile = 1;
+	o->stop_at_sol = 85;
 }
 
 int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv, int iters)
@@ -164,6 +166,19 @@ static char *timing_text(struct pipe *p, const struct cand *c)
 		buf_addf(&t, "; torch.compile %.4f ms (%.2fx)", num(b, "compile_ms"), num(b, "compile_ms") / c->ms);
 	if (!strcmp(p->env->eval.device, "cpu"))
 		buf_adds(&t, " [CPU timings: Triton interpreter]");
+	else if (b && !isnan(num(b, "roofline_ms"))) {
+		const json_t *rl = json_object_get(b, "roofline");
+		if (!strcmp(json_string_value(json_object_get(rl, "bound")) ?: "", "memory"))
+			buf_addf(&t, "\nSpeed of light: %.4f ms (memory-bound: the inputs, weights and outputs, %.1f MB, "
+				     "at the measured %.2f TB/s)",
+				 num(b, "roofline_ms"), num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
+		else
+			buf_addf(&t, "\nSpeed of light: %.4f ms (compute-bound: %.3g GFLOP at the measured %.1f TFLOP/s %s)",
+				 num(b, "roofline_ms"), num(rl, "flops") / 1e9, num(rl, "peak_flops_s") / 1e12,
+				 json_string_value(json_object_get(rl, "peak")) ?: "");
+		buf_addf(&t, "; this kernel runs at %.0f%% of it (eager at %.0f%%). Little is left to gain near 100%%.",
+			 100 * num(b, "roofline_ms") / c->ms, num(b, "eager_sol_pct"));
+	}
 	return buf_detach(&t);
 }
 
@@ -429,6 +444,58 @@ static int timing_confirmed(struct pipe *p, struct cand *c)
 
 /* ---- stages ---- */
 
+/* Calls a skipped stage would have made: a plan and a kernel per candidate. */
+static int planned_calls(const struct pipe *p, int stage)
+{
+	int per = p->o->single_agent ? 1 : 2, n = 0;
+	if (stage == STAGE_REFINE) {
+		for (int i = 0; i < p->ncands; i++)
+			n += p->cands[i].valid ? per : 0;
+		return n;
+	}
+	return per * (p->npool ? p->npool : 1);
+}
+
+/*
+ * The early stop at the speed of light: once the best kernel is within
+ * --stop-at-sol of the roofline bound, the stages still to come are skipped
+ * (what more tokens could buy is below the timing noise); the stop records
+ * what they would have cost, estimated from the tokens per call so far.
+ */
+static void check_sol(struct pipe *p, const char *after)
+{
+	const struct agents *a = p->env->agents;
+	double sol, per_call;
+	int calls = 0;
+	json_t *skipped;
+	if (p->o->stop_at_sol <= 0 || !p->npool || p->stop || p->at_sol)
+		return;
+	sol = num(p->pool[0]->eval, "sol_pct");
+	if (isnan(sol) || sol < p->o->stop_at_sol)
+		return;
+	skipped = json_array();
+	for (int s = stage_by_name(after)->id + 1; s < STAGE_COUNT; s++) {
+		if ((s == STAGE_REFINE && !p->o->refine) || (s >= STAGE_MAPPING && !p->o->stage_on[s]))
+			continue;
+		json_array_append_new(skipped, json_string(stages[s].name));
+		calls += planned_calls(p, s);
+	}
+	if (!json_array_size(skipped)) {
+		json_decref(skipped);
+		return;
+	}
+	p->at_sol = 1;
+	per_call = a->calls ? (double)(a->prompt_tokens + a->completion_tokens) / a->calls : 0;
+	p->out->sol_stop = json_pack("{s:s, s:f, s:f, s:o, s:i, s:f, s:f}", "after_stage", after, "sol_pct", sol,
+				     "threshold_pct", p->o->stop_at_sol, "skipped_stages", skipped, "skipped_calls_est",
+				     calls, "tokens_per_call", per_call, "tokens_saved_est", calls * per_call);
+	snprintf(p->out->stop_reason, sizeof(p->out->stop_reason),
+		 "at the speed of light: %s runs at %.0f%% of the roofline bound after the %s stage (--stop-at-sol %.0f); "
+		 "%d later LLM call(s) skipped, about %.0f tokens saved", p->pool[0]->id, sol, after, p->o->stop_at_sol,
+		 calls, calls * per_call);
+	decide(p, after, "%s", p->out->stop_reason);
+}
+
 static void run_seeds(struct pipe *p)
 {
 	const struct stage *st = &stages[STAGE_SEED];
@@ -527,8 +594,10 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 				decide(p, st->name, "%s kept: the profile agent gave no usable plan", parent->id);
 			goto out;
 		}
-		if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")) ?: "", "no")) {
-			decide(p, st->name, "%s kept as is: not worth optimizing (%s)", parent->id,
+		if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")) ?: "", "no") ||
+		    !strcmp(json_string_value(json_object_get(analysis, "change")) ?: "", "no")) {
+			decide(p, st->name, "%s kept as is: %s (%s)", parent->id,
+			       json_object_get(analysis, "change") ? "nothing to change in this stage" : "not worth optimizing",
 			       json_string_value(json_object_get(analysis, "bottleneck")));
 			goto out;
 		}
@@ -629,11 +698,16 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 	run_seeds(p);
 	if (!p->npool && !p->stop)
 		decide(p, "seed", "no valid seed: the task fails");
-	if (p->npool && o->refine && !p->stop)
+	check_sol(p, "seed");
+	if (p->npool && o->refine && !p->stop && !p->at_sol) {
 		run_refine(p);
-	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY && p->npool && !p->stop; s++)
-		if (o->stage_on[s])
+		check_sol(p, "refine");
+	}
+	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY && p->npool && !p->stop && !p->at_sol; s++)
+		if (o->stage_on[s]) {
 			run_tuning(p, &stages[s]);
+			check_sol(p, stages[s].name);
+		}
 	if (p->npool) {
 		struct cand *best = p->pool[0];
 		out->found = 1;
@@ -658,5 +732,6 @@ void pipeline_result_clear(struct pipeline_result *r)
 	free(r->id);
 	json_decref(r->eval);
 	json_decref(r->stage_rows);
+	json_decref(r->sol_stop);
 	memset(r, 0, sizeof(*r));
 }

@@ -19,6 +19,7 @@ struct pipeline_opts {
 	int single_agent;	/* --single-agent: the code agent reads metrics and logs itself */
 	int top_k;		/* candidates kept through each stage (1, as in the paper) */
 	int profile;		/* profile with ncu before refinement and tuning */
+	double stop_at_sol;	/* stop once the best kernel is at this % of the roofline bound (85; 0: never) */
 };
 
 void pipeline_opts_init(struct pipeline_opts *o);
@@ -48,6 +49,9 @@ struct pipeline_result {
 	int budget;		/* ended by a token or cost budget */
 	int waiting;		/* stopped for a reply awaited in the --llm-spool folder */
 	char pending_key[65];	/* that request's key */
+	json_t *sol_stop;	/* the early stop at the speed of light, or NULL (owned):
+				 * {after_stage, sol_pct, threshold_pct, skipped_stages, skipped_calls_est,
+				 *  tokens_per_call, tokens_saved_est} */
 };
 
 /*

@@ -8,27 +8,43 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 {
 	double eager = json_number_value(json_object_get(baseline, "eager_ms"));
 	const json_t *row, *c = json_object_get(baseline, "compile_ms");
+	/* %SOL: the roofline bound over the time (GPU only: on the CPU the
+	 * interpreter is nowhere near the CPU's peaks, and says nothing). */
+	double sol = strcmp(device, "cpu") && json_is_number(json_object_get(baseline, "roofline_ms"))
+		     ? json_number_value(json_object_get(baseline, "roofline_ms")) : 0;
 	double last = 0;
 	size_t i;
 	if (!strcmp(device, "cpu"))
 		fprintf(f, "egg: %s on cpu (CPU timings, Triton interpreter)\n", task);
 	else
 		fprintf(f, "egg: %s on %s (%s clock)\n", task, device, clock);
-	fprintf(f, "  %-26s %14s %18s\n", "stage", "time (ms)", "speedup vs eager");
+	fprintf(f, "  %-26s %14s %18s%s\n", "stage", "time (ms)", "speedup vs eager", sol ? "   %SOL" : "");
+	if (sol)
+		fprintf(f, "  %-26s %14.4f %18s %6.1f%%\n", "roofline bound", sol,
+			json_string_value(json_object_get(json_object_get(baseline, "roofline"), "bound")) ?: "", 100.0);
 	if (baseline) {
-		fprintf(f, "  %-26s %14.4f %17.2fx\n", "PyTorch eager", eager, 1.0);
-		if (json_is_number(c))
-			fprintf(f, "  %-26s %14.4f %17.2fx\n", "torch.compile", json_number_value(c),
-				eager / json_number_value(c));
+		fprintf(f, "  %-26s %14.4f %17.2fx", "PyTorch eager", eager, 1.0);
+		if (sol)
+			fprintf(f, " %6.1f%%", 100 * sol / eager);
+		fprintf(f, "\n");
+		if (json_is_number(c)) {
+			fprintf(f, "  %-26s %14.4f %17.2fx", "torch.compile", json_number_value(c), eager / json_number_value(c));
+			if (sol)
+				fprintf(f, " %6.1f%%", 100 * sol / json_number_value(c));
+			fprintf(f, "\n");
+		}
 	}
 	json_array_foreach(rows, i, row) {
 		const json_t *ms = json_object_get(row, "kernel_ms");
 		const char *title = json_string_value(json_object_get(row, "title"));
 		if (!json_is_number(ms))
 			fprintf(f, "  %-26s %14s %18s\n", title, "-", "-");
-		else if (baseline)
-			fprintf(f, "  %-26s %14.4f %17.2fx\n", title, json_number_value(ms), eager / json_number_value(ms));
-		else
+		else if (baseline) {
+			fprintf(f, "  %-26s %14.4f %17.2fx", title, json_number_value(ms), eager / json_number_value(ms));
+			if (sol)
+				fprintf(f, " %6.1f%%", 100 * sol / json_number_value(ms));
+			fprintf(f, "\n");
+		} else
 			fprintf(f, "  %-26s %14.4f %18s\n", title, json_number_value(ms), "-");
 		last = json_is_number(ms) ? json_number_value(ms) : last;
 	}
@@ -38,4 +54,3 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 			last / eager, !strcmp(device, "cpu") ? " (on the CPU the kernel runs in Triton's interpreter: "
 			"these times say nothing about a GPU)" : "");
 }
-

@@ -44,6 +44,46 @@ static json_t *acc_json(const struct acc *a)
 			 a->n ? json_real(exp(a->logsum / a->n)) : json_null(), "n", a->n);
 }
 
+/* "12.3%", or "-" for a missing figure. */
+static const char *pct_text(double v, char *out, size_t len)
+{
+	if (isnan(v))
+		snprintf(out, len, "-");
+	else
+		snprintf(out, len, "%.1f%%", v);
+	return out;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The distribution of a %SOL field over the rows that have it (and, for the
+ * kernel's, found one): median, mean, n, and counts in bins of 25%. */
+static json_t *sol_stats(const json_t *rows, const char *key, int found_only)
+{
+	size_t n = 0, i;
+	const json_t *r;
+	double *v = xcalloc(json_array_size(rows) + 1, sizeof(double)), sum = 0, bins[5] = { 0 };
+	json_t *out;
+	json_array_foreach(rows, i, r) {
+		double x = num(r, key);
+		if (isnan(x) || (found_only && !json_is_true(json_object_get(r, "found"))))
+			continue;
+		v[n++] = x;
+		sum += x;
+		bins[x < 25 ? 0 : x < 50 ? 1 : x < 75 ? 2 : x < 90 ? 3 : 4]++;
+	}
+	qsort(v, n, sizeof(double), by_value);
+	out = json_pack("{s:o, s:o, s:i, s:[f, f, f, f, f]}", "median",
+			n ? json_real(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : json_null(), "mean",
+			n ? json_real(sum / n) : json_null(), "n", (int)n, "bins", bins[0], bins[1], bins[2], bins[3], bins[4]);
+	free(v);
+	return out;
+}
+
 /* Metrics over the task rows in `rows`. */
 static json_t *metrics(const json_t *rows)
 {
@@ -119,6 +159,23 @@ static json_t *metrics(const json_t *rows)
 	json_object_set_new(out, "cost_per_task", n ? json_real(cost / n) : json_null());
 	json_object_set_new(out, "wall_s_per_task", n ? json_real(wall / n) : json_null());
 	json_object_set_new(out, "stages", stages_out);
+	json_object_set_new(out, "sol", json_pack("{s:o, s:o, s:o}", "kernel", sol_stats(rows, "sol_pct", 1), "eager",
+						  sol_stats(rows, "eager_sol_pct", 0), "compile",
+						  sol_stats(rows, "compile_sol_pct", 0)));
+	{
+		/* Tokens the speed-of-light stop saved (estimates, see pipeline.c). */
+		double saved = 0;
+		int stops = 0;
+		json_array_foreach(rows, i, r) {
+			const json_t *st = json_object_get(r, "sol_stop");
+			if (json_is_object(st)) {
+				stops++;
+				saved += num(st, "tokens_saved_est");
+			}
+		}
+		json_object_set_new(out, "sol_stops", json_integer(stops));
+		json_object_set_new(out, "sol_tokens_saved_est", json_real(saved));
+	}
 	return out;
 }
 
@@ -190,9 +247,17 @@ json_t *report_compute(struct store *s, const char *run_id)
 					json_object_get(t, "status"));
 		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
 				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
-				       "pending_key", NULL };
+				       "pending_key", "roofline_ms", "roofline", "sol_pct", "eager_sol_pct",
+				       "compile_sol_pct", "sol_stop", NULL };
 		for (int k = 0; keys[k]; k++)
 			json_object_set(row, keys[k], json_object_get(r, keys[k]) ?: json_null());
+		if (!strcmp(json_string_value(json_object_get(r, "device")) ?: "", "cpu")) {
+			/* Interpreted kernels against the CPU's peaks: no speed of
+			 * light worth showing (docs/method.md). */
+			const char *sol_keys[] = { "roofline_ms", "roofline", "sol_pct", "eager_sol_pct", "compile_sol_pct" };
+			for (size_t k = 0; k < sizeof(sol_keys) / sizeof(sol_keys[0]); k++)
+				json_object_set_new(row, sol_keys[k], json_null());
+		}
 		if (!json_is_true(json_object_get(row, "found")))
 			json_object_set_new(row, "found", json_false());
 		json_object_set_new(row, "prompt_tokens", json_integer(json_integer_value(json_object_get(u, "prompt_tokens"))));
@@ -239,6 +304,20 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 	if (json_integer_value(json_object_get(sc, "n")))
 		fprintf(f, "  speedup vs torch.compile: mean %.2fx, geomean %.2fx (n=%lld)\n", num(sc, "mean"),
 			num(sc, "geomean"), json_integer_value(json_object_get(sc, "n")));
+	{
+		const json_t *sol = json_object_get(m, "sol"), *k = json_object_get(sol, "kernel"),
+			     *e = json_object_get(sol, "eager"), *c = json_object_get(sol, "compile");
+		if (json_integer_value(json_object_get(e, "n")) || json_integer_value(json_object_get(k, "n"))) {
+			char km[32], em[32], cm[32];
+			fprintf(f, "  %%SOL (roofline bound / time): kernel median %s (n=%lld), eager %s, torch.compile %s",
+				pct_text(num(k, "median"), km, sizeof(km)), json_integer_value(json_object_get(k, "n")),
+				pct_text(num(e, "median"), em, sizeof(em)), pct_text(num(c, "median"), cm, sizeof(cm)));
+			if (json_integer_value(json_object_get(m, "sol_stops")))
+				fprintf(f, "; %lld task(s) stopped at the speed of light, ~%.0f tokens saved",
+					json_integer_value(json_object_get(m, "sol_stops")), num(m, "sol_tokens_saved_est"));
+			fprintf(f, "\n");
+		}
+	}
 	fprintf(f, "  per task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n", num(m, "prompt_tokens_per_task"),
 		num(m, "completion_tokens_per_task"), num(m, "cost_per_task"), num(m, "wall_s_per_task"));
 	json_array_foreach(json_object_get(m, "pending_keys"), i, st)
@@ -265,18 +344,22 @@ void report_print_text(FILE *f, const json_t *rep)
 	json_object_foreach(json_object_get(rep, "groups"), g, m)
 		if (json_object_size(json_object_get(rep, "groups")) > 1)
 			print_metrics(f, g, m);
-	fprintf(f, "%-40s %-9s %12s %10s %10s\n", "task", "status", "kernel ms", "vs eager", "vs compile");
+	fprintf(f, "%-40s %-9s %12s %10s %10s %6s\n", "task", "status", "kernel ms", "vs eager", "vs compile", "%SOL");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
 		fprintf(f, "%-40.40s %-9s ", json_string_value(json_object_get(t, "task_id")), shown_status(t));
 		if (json_is_true(json_object_get(t, "found"))) {
-			char sc[32] = "-";
+			char sc[32] = "-", sol[32] = "-";
 			if (!isnan(num(t, "speedup_compile")))
 				snprintf(sc, sizeof(sc), "%.2fx", num(t, "speedup_compile"));
-			fprintf(f, "%12.4f %9.2fx %10s%s\n", num(t, "kernel_ms"), num(t, "speedup_eager"), sc,
-				num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "");
+			if (!isnan(num(t, "sol_pct")))
+				snprintf(sol, sizeof(sol), "%.1f%%", num(t, "sol_pct"));
+			fprintf(f, "%12.4f %9.2fx %10s %6s%s%s\n", num(t, "kernel_ms"), num(t, "speedup_eager"), sc, sol,
+				num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "",
+				json_is_object(json_object_get(t, "sol_stop")) ? "  stopped at the speed of light" : "");
 		}
 		else
-			fprintf(f, "%12s %10s %10s  %s\n", "-", "-", "-", json_string_value(json_object_get(t, "stop_reason")) ?: "");
+			fprintf(f, "%12s %10s %10s %6s  %s\n", "-", "-", "-", "-",
+				json_string_value(json_object_get(t, "stop_reason")) ?: "");
 	}
 }
 
@@ -294,8 +377,9 @@ static void csv_field(struct buf *b, const char *s)
 char *report_csv(const json_t *rep)
 {
 	static const char *const cols[] = { "task_id", "group", "status", "found", "kernel_ms", "eager_ms", "compile_ms",
-					    "speedup_eager", "speedup_compile", "prompt_tokens", "completion_tokens",
-					    "cost_usd", "wall_s", "device", "final_kernel", "stop_reason", NULL };
+					    "speedup_eager", "speedup_compile", "roofline_ms", "sol_pct", "eager_sol_pct",
+					    "compile_sol_pct", "prompt_tokens", "completion_tokens", "cost_usd", "wall_s",
+					    "device", "final_kernel", "stop_reason", NULL };
 	struct buf b = BUF_INIT;
 	const json_t *t;
 	size_t i;
@@ -366,6 +450,84 @@ static void svg_bars(struct buf *b, const char *id, const char *title, const cha
 	buf_adds(b, "</svg></figure>\n");
 }
 
+/* A roofline chart as inline SVG (log-log): arithmetic intensity (FLOP per
+ * byte of the least traffic) against attained FLOP/s, the roof of the first
+ * task's measured peaks, and per task its kernel, eager and torch.compile
+ * at %SOL times the roof at their intensity. A task whose FLOPs were not
+ * counted (elementwise work) sits at the left edge, on the memory roof. */
+static void svg_roofline(struct buf *b, const json_t *tasks)
+{
+	const int w = 640, h = 320, left = 60, right = 20, top = 14, bottom = 44;
+	const double xmin = -2, xmax = 4; /* log10 FLOP/byte */
+	double peak = 0, bw = 0, ymin, ymax;
+	const json_t *t;
+	size_t i;
+	json_array_foreach(tasks, i, t) {
+		const json_t *rl = json_object_get(t, "roofline");
+		if (rl && num(rl, "peak_flops_s") > 0 && num(rl, "bandwidth_bytes_s") > 0) {
+			peak = num(rl, "peak_flops_s");
+			bw = num(rl, "bandwidth_bytes_s");
+			break;
+		}
+	}
+	if (peak <= 0)
+		return;
+	ymax = ceil(log10(peak)) + 0.3;
+	ymin = floor(log10(bw * 1e-2)) - 1;
+#define RX(lx) (left + ((lx) - xmin) / (xmax - xmin) * (w - left - right))
+#define RY(ly) (top + (ymax - (ly)) / (ymax - ymin) * (h - top - bottom))
+	buf_addf(b, "<figure><figcaption>Roofline: each task's kernel (filled), eager (circle) and torch.compile "
+		    "(square) against the measured peaks</figcaption><svg id=\"roofline-chart\" class=\"chart\" "
+		    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">", w, h, w, h);
+	buf_addf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>", left, top,
+		 w - left - right, h - top - bottom);
+	for (int d = (int)xmin; d <= (int)xmax; d++)
+		buf_addf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">1e%d</text>", RX(d),
+			 h - bottom + 14, d);
+	for (int d = (int)ymin; d <= (int)ymax; d++)
+		buf_addf(b, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">1e%d</text>", left - 4,
+			 RY(d) + 3, d);
+	buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">arithmetic intensity "
+		    "(FLOP per byte)</text>", (left + w - right) / 2, h - 8);
+	buf_addf(b, "<text x=\"12\" y=\"%d\" font-size=\"11\" transform=\"rotate(-90 12 %d)\" "
+		    "text-anchor=\"middle\">FLOP/s</text>", (top + h - bottom) / 2, (top + h - bottom) / 2);
+	{
+		/* The roof: bandwidth up to the ridge, then the peak. */
+		double ridge = log10(peak / bw);
+		buf_addf(b, "<polyline fill=\"none\" stroke=\"#a22\" stroke-width=\"2\" points=\"%.1f,%.1f %.1f,%.1f "
+			    "%.1f,%.1f\"><title>roof: %.2f TB/s, %.1f TFLOP/s</title></polyline>", RX(xmin),
+			 RY(xmin + log10(bw)), RX(ridge), RY(log10(peak)), RX(xmax), RY(log10(peak)), bw / 1e12, peak / 1e12);
+	}
+	json_array_foreach(tasks, i, t) {
+		const json_t *rl = json_object_get(t, "roofline");
+		double flops = num(rl, "flops"), bytes = num(rl, "bytes"), li, roof;
+		const char *keys[3] = { "sol_pct", "eager_sol_pct", "compile_sol_pct" };
+		const char *what[3] = { "kernel", "eager", "torch.compile" };
+		if (!rl || isnan(bytes) || bytes <= 0)
+			continue;
+		li = flops > 0 ? fmax(xmin, fmin(xmax, log10(flops / bytes))) : xmin;
+		roof = fmin(num(rl, "peak_flops_s"), pow(10, li) * num(rl, "bandwidth_bytes_s"));
+		for (int k = 2; k >= 0; k--) {
+			double sol = num(t, keys[k]), ly;
+			if (isnan(sol) || sol <= 0 || (k == 0 && !json_is_true(json_object_get(t, "found"))))
+				continue;
+			ly = fmax(ymin, fmin(ymax, log10(roof * sol / 100)));
+			if (k == 2)
+				buf_addf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"none\" "
+					    "stroke=\"#d80\">", RX(li) - 3.5, RY(ly) - 3.5);
+			else
+				buf_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" stroke=\"%s\">", RX(li),
+					 RY(ly), k ? "none" : "#2f6db5", k ? "#777" : "#2f6db5");
+			buf_adds(b, "<title>");
+			html_text(b, json_string_value(json_object_get(t, "task_id")));
+			buf_addf(b, ": %s at %.1f%% of the roofline bound</title>%s", what[k], sol, k == 2 ? "</rect>" : "</circle>");
+		}
+	}
+#undef RX
+#undef RY
+	buf_adds(b, "</svg></figure>\n");
+}
+
 int report_html(const json_t *rep, const char *path)
 {
 	struct buf b = BUF_INIT;
@@ -405,6 +567,17 @@ int report_html(const json_t *rep, const char *path)
 		 100 * num(all, "fast_1"), 100 * num(all, "fast_1_5"), 100 * num(all, "fast_2"),
 		 num(json_object_get(all, "speedup_eager"), "mean"), num(json_object_get(all, "speedup_eager"), "geomean"),
 		 num(json_object_get(all, "speedup_compile"), "geomean"), num(all, "cost_per_task"), num(all, "wall_s_per_task"));
+	{
+		const json_t *sol = json_object_get(all, "sol");
+		char km[32], em[32], cm[32];
+		if (json_integer_value(json_object_get(json_object_get(sol, "eager"), "n")))
+			buf_addf(&b, "<p class=\"sol\">%%SOL (roofline bound over time, median): kernel %s, eager %s, "
+				     "torch.compile %s; %lld task(s) stopped at the speed of light (~%.0f tokens saved)</p>",
+				 pct_text(num(json_object_get(sol, "kernel"), "median"), km, sizeof(km)),
+				 pct_text(num(json_object_get(sol, "eager"), "median"), em, sizeof(em)),
+				 pct_text(num(json_object_get(sol, "compile"), "median"), cm, sizeof(cm)),
+				 json_integer_value(json_object_get(all, "sol_stops")), num(all, "sol_tokens_saved_est"));
+	}
 	labels[n] = "seed";
 	values[n++] = 1.0;
 	json_array_foreach(json_object_get(all, "stages"), i, st) {
@@ -423,8 +596,10 @@ int report_html(const json_t *rep, const char *path)
 	}
 	svg_bars(&b, "speedup-chart", "Distribution of speedups vs PyTorch eager (tasks)", (const char *const *)bins,
 		 counts, 7, "");
+	svg_roofline(&b, json_object_get(rep, "tasks"));
 	buf_adds(&b, "<h2>Tasks</h2><table><tr><th>task</th><th>group</th><th>status</th><th>kernel ms</th>"
-		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>verdict</th><th>tokens</th><th>kernel</th></tr>");
+		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>%SOL</th><th>verdict</th><th>tokens</th>"
+		     "<th>kernel</th></tr>");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
 		int found = json_is_true(json_object_get(t, "found"));
 		const char *fk = json_string_value(json_object_get(t, "final_kernel"));
@@ -446,8 +621,14 @@ int report_html(const json_t *rep, const char *path)
 				 num(t, "eager_ms"), num(t, "speedup_eager"));
 		else
 			buf_adds(&b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
+		if (found && !isnan(num(t, "sol_pct")))
+			buf_addf(&b, "<td>%.1f%%</td>", num(t, "sol_pct"));
+		else
+			buf_adds(&b, "<td>-</td>");
 		if (found && num(t, "speedup_eager") < 1)
 			buf_adds(&b, "<td class=\"fail\">slower than eager: keep PyTorch</td>");
+		else if (json_is_object(json_object_get(t, "sol_stop")))
+			buf_adds(&b, "<td class=\"ok\">stopped at the speed of light</td>");
 		else
 			buf_adds(&b, "<td></td>");
 		buf_addf(&b, "<td>%.0f</td><td>", num(t, "prompt_tokens") + num(t, "completion_tokens"));

@@ -131,6 +131,12 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 	json_object_set(s, "compile_ms", json_object_get(baseline, "compile_ms") ?: json_null());
 	json_object_set(s, "speedup_eager", json_object_get(e, "speedup_eager") ?: json_null());
 	json_object_set(s, "speedup_compile", json_object_get(e, "speedup_compile") ?: json_null());
+	/* The speed of light (absent without a calibration or a FLOP count). */
+	json_object_set(s, "roofline_ms", json_object_get(baseline, "roofline_ms") ?: json_null());
+	json_object_set(s, "roofline", json_object_get(baseline, "roofline") ?: json_null());
+	json_object_set(s, "sol_pct", json_object_get(e, "sol_pct") ?: json_null());
+	json_object_set(s, "eager_sol_pct", json_object_get(baseline, "eager_sol_pct") ?: json_null());
+	json_object_set(s, "compile_sol_pct", json_object_get(baseline, "compile_sol_pct") ?: json_null());
 	json_object_set(s, "stages", r->stage_rows);
 	json_object_set_new(s, "usage", json_pack("{s:I, s:I, s:I, s:I, s:f}", "calls", (json_int_t)a->calls,
 						  "cached_calls", (json_int_t)a->cached_calls,
@@ -262,6 +268,8 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	json_object_set_new(summary, "task_id", json_string(ts->task_id));
 	if (res.waiting)
 		json_object_set_new(summary, "pending_key", json_string(res.pending_key));
+	if (res.sol_stop)
+		json_object_set(summary, "sol_stop", res.sol_stop);
 	if (broken)
 		json_object_set_new(summary, "infra_error", json_true());
 	recorder_write_json(rec, "summary.json", summary);

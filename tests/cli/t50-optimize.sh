@@ -139,7 +139,7 @@ s = json.load(open(sys.argv[1]))
 assert s["found"] is False and s["stop_reason"] and "no valid kernel" in s["stop_reason"], s.get("stop_reason")
 PY
 run_egg report latest
-expect_out "no kernel +- +- +- +no valid kernel" "the text report calls it 'no kernel', with the reason"
+expect_out "no kernel +- +- +- +- +no valid kernel" "the text report calls it 'no kernel', with the reason"
 run_egg report latest --html "$TMP/novalid.html"
 check "the HTML report calls it 'no kernel' too, with the reason" \
 	grep -q 'class="fail">no kernel: no valid kernel' "$TMP/novalid.html"

@@ -11,6 +11,9 @@ GPU. Faults and answers a test can ask for, through the environment:
   FAKEWORKER_DIE_ONCE=FILE   the first eval job kills the worker (creating
                              FILE, so that the restarted worker lives)
   FAKEWORKER_JOBS=FILE       appends each job's op to FILE
+  FAKEWORKER_ROOFLINE_MS=X   the baseline counts a task whose least traffic
+                             takes X ms at the fake GPU's calibrated 1 TB/s
+  FAKEWORKER_FLOPS=N         ... and N FLOPs (fp32 peak: 1e14/3 as tf32x3)
   FAKEWORKER_PROGRESS=1      an eval job says three progress steps first
                              (at 3 s, 12 s and 41.5 s, as if it had taken that
                              long)"""
@@ -53,6 +56,12 @@ def main() -> int:
                 {"name": "Fake GPU", "sms": 1, "l2_bytes": 1 << 20, "memory_bytes": 80 << 30}]}
         elif op == "baseline":
             res = {"eager_ms": 1.0, "compile_ms": 0.8, "eager": {"median": 1.0}}
+            if os.environ.get("FAKEWORKER_ROOFLINE_MS"):
+                res["work"] = {"flops": float(os.environ.get("FAKEWORKER_FLOPS", 0)), "bytes": float(os.environ["FAKEWORKER_ROOFLINE_MS"]) * 1e9,
+                               "flops_by_op": {}, "half": False}
+        elif op == "calibrate":
+            res = {"device": req.get("device"), "bandwidth_bytes_s": 1e12, "copy_bytes_s": 1e12,
+                   "fp32_flops_s": 1e13, "tf32_flops_s": 1e14, "bf16_flops_s": 2e14, "method": {}}
         elif op == "profile" and os.environ.get("FAKEWORKER_PROFILE_NS"):
             ns = int(os.environ["FAKEWORKER_PROFILE_NS"])
             res = {"rc": 0, "stderr_tail": "", "seconds": 0.1, "csv": PROFILE_CSV.format(ns=f"{ns:,}")}

@@ -1,4 +1,5 @@
 /* test_pool.c: the device pool's memory admission and the secrets taken out of the environment. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,9 +98,53 @@ static void test_secrets(void)
 	CHECK_STR(config_secret("ANTHROPIC_API_KEY"), "sk-ant-unit-4f2a9", "egg still knows it");
 }
 
+/* The roofline bound from a baseline's work and a calibration, figures
+ * checked by hand. */
+static void test_roofline(void)
+{
+	json_t *cal = json_pack("{s:f, s:f, s:f, s:f}", "bandwidth_bytes_s", 4e12, "fp32_flops_s", 50e12, "tf32_flops_s",
+				400e12, "bf16_flops_s", 800e12);
+	json_t *b = json_pack("{s:f, s:f, s:{s:f, s:f, s:b}}", "eager_ms", 10.0, "compile_ms", 5.0, "work", "flops",
+			      2e12, "bytes", 1e9, "half", 0);
+	const json_t *rl;
+
+	eval_attach_roofline(b, cal, "fp32");
+	rl = json_object_get(b, "roofline");
+	/* fp32: the faster of 50 TFLOP/s FMA and 400/3 as tf32x3: 2e12 / 133.3e12 = 15 ms; 1 GB at 4 TB/s = 0.25 ms. */
+	CHECK(rl && !strcmp(json_string_value(json_object_get(rl, "peak")), "fp32 as tf32x3") &&
+	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 15.0) < 1e-9 &&
+	      !strcmp(json_string_value(json_object_get(rl, "bound")), "compute") &&
+	      fabs(json_number_value(json_object_get(rl, "memory_ms")) - 0.25) < 1e-12,
+	      "fp32: compute-bound at a third of the TF32 rate, 15 ms");
+	CHECK(fabs(json_number_value(json_object_get(b, "eager_sol_pct")) - 150.0) < 1e-9 &&
+	      fabs(json_number_value(json_object_get(b, "compile_sol_pct")) - 300.0) < 1e-9,
+	      "eager's and torch.compile's %%SOL are the bound over their times");
+	eval_attach_roofline(b, cal, "tf32");
+	CHECK(fabs(json_number_value(json_object_get(b, "roofline_ms")) - 5.0) < 1e-9, "tf32: 2e12 at 400 TFLOP/s, 5 ms");
+	json_object_set_new(json_object_get(b, "work"), "half", json_true());
+	eval_attach_roofline(b, cal, "fp32");
+	CHECK(fabs(json_number_value(json_object_get(b, "roofline_ms")) - 2.5) < 1e-9, "a bf16 task: 800 TFLOP/s, 2.5 ms");
+	json_object_set_new(cal, "tf32_flops_s", json_real(90e12));
+	json_object_set_new(json_object_get(b, "work"), "half", json_false());
+	json_object_set_new(json_object_get(b, "work"), "flops", json_real(0));
+	eval_attach_roofline(b, cal, "fp32");
+	rl = json_object_get(b, "roofline");
+	CHECK(!strcmp(json_string_value(json_object_get(rl, "peak")), "fp32") &&
+	      !strcmp(json_string_value(json_object_get(rl, "bound")), "memory") &&
+	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 0.25) < 1e-12,
+	      "no counted FLOPs: memory-bound; FMA beats TF32/3 here, so fp32 is the FMA rate");
+	json_decref(b);
+	b = json_pack("{s:f, s:{s:s}}", "eager_ms", 1.0, "work", "error", "could not count");
+	eval_attach_roofline(b, cal, "fp32");
+	CHECK(!json_object_get(b, "roofline_ms"), "without counted work no bound is made up");
+	json_decref(b);
+	json_decref(cal);
+}
+
 void suite_pool(void)
 {
 	test_admission();
 	test_need();
 	test_secrets();
+	test_roofline();
 }

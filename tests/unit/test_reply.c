@@ -55,8 +55,19 @@ void suite_reply(void)
 
 	j = reply_extract_json("```json\n{\"bottleneck\": \"b\", \"modification_plan\": \"p\", \"extra\": 1}\n```",
 			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
-	CHECK(j && json_object_size(j) == 2, "a fenced JSON reply is parsed and extra fields dropped");
+	CHECK(j && json_object_size(j) == 3 && !strcmp(json_string_value(json_object_get(j, "change")), "yes"),
+	      "a fenced JSON reply is parsed, extra fields dropped, and a tuning plan without 'change' is a change");
 	json_decref(j);
+	j = reply_extract_json("{\"change\": \"NO\", \"bottleneck\": \"b\", \"modification_plan\": \"keep it\"}",
+			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	CHECK(j && !strcmp(json_string_value(json_object_get(j, "change")), "no"), "a tuning plan may say no change");
+	json_decref(j);
+	j = reply_extract_json("{\"change\": \"perhaps\", \"bottleneck\": \"b\", \"modification_plan\": \"p\"}",
+			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	CHECK(!j && strstr(why, "'change' must be"), "change must be yes or no (%s)", why);
+	j = reply_extract_json("{\"change\": false, \"bottleneck\": \"b\", \"modification_plan\": \"p\"}",
+			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	CHECK(!j && strstr(why, "'change'"), "a change that is not a string is malformed (%s)", why);
 	j = reply_extract_json("My analysis: {\"worth_optimizing\": \"No\", \"bottleneck\": \"x {y}\", "
 			       "\"modification_plan\": \"keep\"} That is all.", SCHEMA_PROFILE_REFINE, why, sizeof(why));
 	CHECK(j && !strcmp(json_string_value(json_object_get(j, "worth_optimizing")), "no"),

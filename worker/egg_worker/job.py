@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from . import candidate, progress, reference, sandbox, sizes, static_scan
+from . import candidate, progress, reference, roofline, sandbox, sizes, static_scan
 from .children import Child, spawn, sweep_orphans
 from .locks import DeviceWork, device_lock, occupancy
 from .logs import trim
@@ -526,11 +526,43 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
                "compile_mode": b_job["compile_mode"], "input_bytes": msg.get("input_bytes"),
                "output_bytes": msg.get("output_bytes"), "peak_bytes": mem.get("gpu_peak_bytes") or
                max(0, (mem.get("rss_peak_bytes") or 0) - (mem.get("rss_start_bytes") or 0)),
-               "eager_peak_bytes": (msg.get("eager_peak") or {}).get("gpu_peak_bytes"), **held.as_dict()}
+               "eager_peak_bytes": (msg.get("eager_peak") or {}).get("gpu_peak_bytes"), "work": msg.get("work"),
+               **held.as_dict()}
         return out
     finally:
         sweep_orphans(set())
         scratch.remove()
+
+
+def run_calibrate(ctx: dict, job: dict) -> dict:
+    """The device's peaks (roofline.calibrate), measured in a fresh process
+    alone on the device (no other job's work beside it)."""
+    scratch = tempfile.mkdtemp(prefix="egg-calibrate-")
+    c_job = {"device": job["device"], "scratch": scratch, "cpu_threads": ctx["cpu_threads"]}
+
+    def child(ch):
+        try:
+            ch.send(roofline.calibration_process(c_job))
+        except Exception as e:
+            ch.send({"error": f"{type(e).__name__}: {e}"[:500]})
+
+    try:
+        progress.step("calibration: waiting for the device")
+        with occupancy(job, alone=True), device_lock(job) as held:
+            progress.step("calibration: measuring bandwidth and arithmetic peaks")
+            c = spawn(child, "calibrate", os.path.join(scratch, "calibrate.log"))
+            try:
+                got = c.ch.recv(time.monotonic() + float(job["timeout_s"]))
+            except (Deadline, ChannelClosed, ValueError):
+                got = {"error": f"the calibration process {c.describe_exit()}"}
+            finally:
+                c.kill()
+        if "error" in got:
+            raise InfraError(f"device calibration failed: {got['error']}")
+        return dict(got, **held.as_dict())
+    finally:
+        sweep_orphans(set())
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_profile(ctx: dict, job: dict) -> dict:

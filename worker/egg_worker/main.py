@@ -217,6 +217,7 @@ def serve(argv: list[str]) -> int:
         "baseline": (lambda req: jobs.run_baseline(ctx, req), True),
         "profile": (lambda req: jobs.run_profile(ctx, req), True),
         "size": (lambda req: jobs.run_size(ctx, req), True),
+        "calibrate": (lambda req: jobs.run_calibrate(ctx, req), True),
         "shutdown": (lambda req: {}, False),
     }
     assert set(ops) == set(messages.REQUESTS)
@@ -254,7 +255,7 @@ def serve(argv: list[str]) -> int:
                 # One line per finished job in the worker's log: what ran, on
                 # what (a digest of the sources), and when (epoch seconds,
                 # just before the reply is sent), so that repeated work shows.
-                digest = hashlib.sha256(json.dumps([op, req["task_source"], req.get("kernel_source")]).encode())
+                digest = hashlib.sha256(json.dumps([op, req.get("task_source"), req.get("kernel_source")]).encode())
                 sys.stderr.write(f"egg-worker: job {rid} {op} done {digest.hexdigest()[:16]} at {time.time():.3f}\n")
                 sys.stderr.flush()
         except jobs.InputError as e:

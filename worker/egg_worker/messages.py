@@ -47,6 +47,7 @@ REQUESTS: dict[str, dict] = {
     "baseline": dict(_RUN, compile_mode=str),
     "profile": dict(_JOB, kernel_source=str, precision=str, warmup=int, calls=int, ncu_args=list,
                     ncu=_STR_OR_NONE),
+    "calibrate": {"device": str, "timeout_s": _NUM, "lock": _STR_OR_NONE},
     "shutdown": {},
 }
 

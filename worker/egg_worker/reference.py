@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from . import faults, sandbox
+from . import faults, roofline, sandbox
 from .checksums import checksum, checksum_close
 from .compare import TRUTH_K, compare, judge_by_truth, near_constant, tolerances
 from .guards import apply_precision
@@ -326,6 +326,19 @@ def _timing_stats(r: dict, timer: Timer) -> dict:
                 spin_ms=timer.spin_ms if timer.clock == "gpu" else 0.0)
 
 
+def _work(model, inputs: list) -> dict:
+    """The reference's FLOPs and least bytes per forward (roofline.py), or
+    why they could not be counted (never a reason to fail the baseline)."""
+    try:
+        outs, work = roofline.count(model, inputs)
+        del outs
+        return work
+    except Exception as e:
+        if _is_oom(e):
+            raise
+        return {"error": trim(f"{type(e).__name__}: {e}", 300)}
+
+
 def baseline(ch: Channel, job: dict) -> None:
     """Entry point of the baseline process: eager and torch.compile timings
     with the same loop and precision as candidates."""
@@ -337,6 +350,7 @@ def baseline(ch: Channel, job: dict) -> None:
         outs, _ = _forward(model, base, device)
         io = {"input_bytes": nbytes(base), "output_bytes": nbytes(outs)}
         del outs
+        io["work"] = _work(model, base)
     except TaskError as e:
         ch.send({"event": Event.TASK_ERROR, "error": str(e)})
         return

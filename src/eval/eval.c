@@ -2,6 +2,7 @@
 #include "eval.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,12 @@ static double num(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* Calibrations made in this process, by key: tasks that start together on
+ * one device wait for one calibration instead of each making its own (also
+ * without a cache). */
+static pthread_mutex_t calibration_mu = PTHREAD_MUTEX_INITIALIZER;
+static json_t *calibrations;
+
 json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json_t *facts)
 {
 	const json_t *hello = worker_hello(w);
@@ -156,14 +163,28 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
 	hash_field(h, json_string_value(json_object_get(hello, "torch")));
 	hash_field(h, json_string_value(json_object_get(hello, "triton")));
 	hash_final(h, key);
-	if (o->cache && (res = evcache_get(o->cache, "calibration", key)))
-		return res;
+	pthread_mutex_lock(&calibration_mu);
+	if (!calibrations)
+		calibrations = json_object();
+	if ((res = json_object_get(calibrations, key))) {
+		res = json_deep_copy(res);
+		goto out;
+	}
+	if (o->cache && (res = evcache_get(o->cache, "calibration", key))) {
+		json_object_set_new(calibrations, key, json_deep_copy(res));
+		goto out;
+	}
 	req = json_pack("{s:s, s:s, s:f}", "op", "calibrate", "device", o->device, "timeout_s", 300.0);
 	json_object_set_new(req, "lock", o->lock ? json_string(o->lock) : json_null());
 	res = worker_call(w, req, 420000);
 	json_decref(req);
-	if (res && o->cache)
-		evcache_put(o->cache, "calibration", key, res);
+	if (res) {
+		json_object_set_new(calibrations, key, json_deep_copy(res));
+		if (o->cache)
+			evcache_put(o->cache, "calibration", key, res);
+	}
+out:
+	pthread_mutex_unlock(&calibration_mu);
 	return res;
 }
 

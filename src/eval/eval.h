@@ -66,7 +66,8 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 /*
  * The device's measured peaks (the worker's calibration: bandwidth, FP32
  * FMA, TF32 and BF16 tensor-core FLOP/s), from the cache when this device,
- * driver, torch and Triton were calibrated before. Owned, or NULL with the
+ * driver, torch and Triton were calibrated before. Made once per process
+ * and key: concurrent callers wait for the first. Owned, or NULL with the
  * error. eval_baseline calls it.
  */
 json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json_t *device_facts);

@@ -44,6 +44,8 @@ assert "sol_stop" not in j and [r["stage"] for r in j["stages"]] == ["seed", "re
 assert int(sys.argv[3]) > int(sys.argv[2]) + 4, sys.argv[2:]
 PY
 
+check "the profile agent is told the speed of light and the kernel's %SOL" sh -c \
+	"cat '$TMP/all/calls/'*profile*.user.md | grep -q 'Speed of light: 0.1900 ms (memory-bound: the inputs, weights and outputs, 190.0 MB, at the measured 1.00 TB/s); this kernel runs at'"
 check "a tuning stage with nothing to change keeps the kernel without asking for a new one" sh -c \
 	"grep -q 'kept as is: nothing to change in this stage' '$TMP/all/decisions.jsonl' && \
 	 test \$(ls '$TMP/all/calls' | grep -c 'code.tune.json') -eq 2"
@@ -74,6 +76,16 @@ expect_rc 0 "egg eval without a kernel measures the task's bounds"
 expect_out "^roofline: +3.0000 ms \(compute-bound; 100 GFLOP counted at 33.3 TFLOP/s fp32 as tf32x3" \
 	"with the bound, the FLOPs and the peak in force"
 expect_out "^eager: +1.0000 ms +300.0% of the roofline bound" "and eager's %SOL"
+
+# A long evaluation in the pipeline says what it is doing, as the task's
+# progress (the fake worker says it has run 12 s, then 41.5 s).
+export EGG_STORE=$TMP/store-progress
+start_mock "$SRC/tests/pipeline/sol.json"
+FAKEWORKER_PROGRESS=1 run_egg optimize --device cuda --worker-cmd "$FAKE" --seeds 1 --no-refine --no-hw-tune "$TASK"
+expect_rc 0 "a run whose evaluations report progress"
+expect_err "^egg: \[seed\] seed1: timing: 1 warm-up calls, 5 timed calls \(42 s\)$" \
+	"a step past 20 s is shown with the candidate and its time"
+check "a step before 20 s is not" sh -c "! grep -q 'correctness trial 2/5' '$ERR'"
 
 # The reports: %SOL per task and its distribution, in text, CSV and HTML.
 export EGG_STORE=$TMP/store3

@@ -4,7 +4,10 @@
 set -euo pipefail
 
 APT_PACKAGES=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev libssl-dev
-              libsqlite3-dev sqlite3 python3 python3-pip chromium)
+              libsqlite3-dev sqlite3 python3 python3-pip chromium
+              slurmctld slurmd slurm-client munge)
+# slurmctld, slurmd, slurm-client and munge: tests/cli/t70-slurm.sh starts a
+# single-host Slurm cluster of its own (egg bench --slurm).
 # numpy stays below 2.4: Triton 3.6's interpreter converts 1-element arrays to
 # Python ints, which numpy 2.4 turned from a deprecation into an error.
 PIP_PACKAGES=(torch==2.13.0 triton==3.6.0 numpy==2.3.5)

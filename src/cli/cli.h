@@ -16,6 +16,7 @@ enum cmd_needs {
 	NEEDS_LLM_CALLS = CFG_FOR_LLM_CALLS,	/* how LLM calls are made (not for doctor) */
 	NEEDS_JSON = 8,			/* accepts --json */
 	NEEDS_DEVICE = 16,		/* resolves the device (cpu, cuda, cuda:N) into ctx */
+	NEEDS_SLURM = CFG_FOR_SLURM,	/* the Slurm settings (--slurm-args) */
 };
 
 struct command {

@@ -55,7 +55,7 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	struct run *run = NULL;
 	json_t *config = NULL, *report = NULL;
 	const char *dir = NULL, *resume = NULL, *device_list = NULL;
-	int jobs = 0, per_device = 0, cpu_workers = 0, run_max_tokens = 0, code;
+	int jobs = 0, per_device = 0, cpu_workers = 0, run_max_tokens = 0, slurm = 0, slurm_workers = 0, code;
 	double run_max_cost = 0;
 	const struct opt own[] = {
 		{ "dir", 0, OPT_STRING, &dir, "DIR", "run every *.py task under DIR (recursively)" },
@@ -64,6 +64,8 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 		{ "devices", 0, OPT_STRING, &device_list, "LIST", "devices to use, e.g. cuda:0,cuda:1 (default: all GPUs, else cpu)" },
 		{ "cpu-workers", 0, OPT_INT, &cpu_workers, "N", "without GPUs: N CPU devices (default 1)" },
 		{ "workers-per-device", 0, OPT_INT, &per_device, "N", "eval workers per device, compiling in parallel (default 2)" },
+		{ "slurm", 0, OPT_FLAG, &slurm, NULL, "start each device's worker as a Slurm step (srun), for the whole run" },
+		{ "slurm-workers", 0, OPT_INT, &slurm_workers, "N", "with --slurm: N devices, one Slurm step each (default 1)" },
 		{ "run-max-tokens", 0, OPT_INT, &run_max_tokens, "N", "token budget for the whole run" },
 		{ "run-max-cost", 0, OPT_DOUBLE, &run_max_cost, "USD", "cost budget for the whole run" },
 		OPT_TABLE_END,
@@ -89,7 +91,25 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 		code = err_usage("bench needs TASK.py files or --dir DIR");
 		goto out;
 	}
-	if (discover_devices(&ctx.cfg, device_list, cpu_workers, &devices) < 0 ||
+	if (slurm)
+		ctx.cfg.slurm = 1;
+	if (ctx.cfg.slurm) {
+		/* Each device is one Slurm step: its own allocation (one GPU, or
+		 * CPUs), so one worker per device, and a GPU step's GPU is its
+		 * cuda:0. */
+		const char *kind = worker_device_kind(worker_default_device(&ctx.cfg));
+		if (device_list || cpu_workers) {
+			code = err_usage("with --slurm, say how many devices with --slurm-workers N (and --device cpu|cuda)");
+			goto out;
+		}
+		for (int i = 0; i < (slurm_workers > 0 ? slurm_workers : 1); i++)
+			strvec_push(&devices, kind && !strcmp(kind, "cpu") ? "cpu" : "cuda:0");
+		per_device = 1;
+	} else if (slurm_workers) {
+		code = err_usage("--slurm-workers needs --slurm");
+		goto out;
+	}
+	if ((!devices.n && discover_devices(&ctx.cfg, device_list, cpu_workers, &devices) < 0) ||
 	    pipeline_flags_apply(&pf, &ro.po) < 0 || eval_flags_apply(&ef, devices.v[0], &ro.eo) < 0) {
 		code = err_report();
 		goto out;

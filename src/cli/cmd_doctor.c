@@ -84,7 +84,7 @@ static json_t *run_probe(const struct config *cfg, struct buf *why)
 
 	buf_init(&out, 1 << 20);
 	buf_init(&err, 1 << 16);
-	launch_worker_argv(cfg, "probe", &p.argv);
+	launch_worker_argv(cfg, "probe", NULL, &p.argv);
 	launch_worker_env(cfg, &p.env);
 	p.use_env = 1;
 	if (proc_run(&p, NULL, 0, &out, &err, 300000, &st) < 0) {
@@ -116,6 +116,43 @@ out:
 	return obj;
 }
 
+/* With --slurm: srun and sinfo answer, and the partitions they see. The
+ * worker probe that follows runs as a Slurm step (the test step). NULL
+ * with `why` when Slurm cannot be used from here. */
+static json_t *slurm_facts(struct buf *why)
+{
+	struct proc p = PROC_INIT;
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	struct proc_status st;
+	json_t *parts = NULL;
+	char tmp[64];
+
+	buf_init(&out, 1 << 16);
+	buf_init(&err, 1 << 16);
+	strvec_push(&p.argv, "sinfo");
+	strvec_push(&p.argv, "--noheader");
+	strvec_push(&p.argv, "--format=%P %a %D %t");
+	if (proc_run(&p, NULL, 0, &out, &err, 30000, &st) < 0 || !st.exited || st.code) {
+		buf_addf(why, "sinfo failed (%s): %.200s", err_kind() ? err_msg() : proc_status_str(&st, tmp, sizeof(tmp)),
+			 buf_str(&err));
+		err_clear();
+		goto out;
+	}
+	parts = json_array();
+	for (char *line = strtok(out.data ? out.data : "", "\n"); line; line = strtok(NULL, "\n"))
+		json_array_append_new(parts, json_string(line));
+	if (!json_array_size(parts)) {
+		buf_adds(why, "sinfo lists no partition");
+		json_decref(parts);
+		parts = NULL;
+	}
+out:
+	proc_clear(&p);
+	buf_release(&out);
+	buf_release(&err);
+	return parts;
+}
+
 /* Which commands can run, given what is missing for the LLM side and for
  * the worker side, and whether profiling (a GPU and ncu) is possible. */
 static json_t *readiness(const json_t *missing_llm, const json_t *missing_worker, int can_profile)
@@ -134,21 +171,38 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 	json_t *missing_llm = json_array(), *ready = NULL;
 	int can_profile = 0;
 	struct config *cfg = &ctx.cfg;
-	int code = cmd_parse(self, NULL, argc, argv, &ctx);
+	int slurm = 0;
+	const struct opt own[] = {
+		{ "slurm", 0, OPT_FLAG, &slurm, NULL, "check Slurm too: sinfo's partitions, and the worker probe as a Slurm step" },
+		OPT_TABLE_END,
+	};
+	const struct opt *tables[] = { own, NULL };
+	int code = cmd_parse(self, tables, argc, argv, &ctx);
 	char *store_abs = NULL;
+	json_t *partitions = NULL;
 
 	if (code >= 0)
 		goto out;
+	if (slurm)
+		cfg->slurm = 1;
+	if (cfg->slurm) {
+		struct buf swhy = BUF_INIT;
+		if (!(partitions = slurm_facts(&swhy)))
+			json_array_append_new(missing, json_sprintf("Slurm: %s", buf_str(&swhy)));
+		buf_release(&swhy);
+	}
 	if (!cfg->model || !*cfg->model)
 		json_array_append_new(missing_llm, json_string("LLM model (set --model, EGG_MODEL or the config file)"));
 	if (!cfg->api_key && !llm_url_is_local(cfg->base_url))
 		json_array_append_new(missing_llm, json_string("API key (set EGG_API_KEY)"));
 
 	if (!ctx.json)
-		fprintf(stderr, "egg: probing the worker's Python (imports torch; may take a while)...\n");
-	probe = run_probe(cfg, &why);
-	if (!probe) {
-		json_array_append_new(missing, json_sprintf("eval worker: %s", buf_str(&why)));
+		fprintf(stderr, "egg: probing the worker's Python%s (imports torch; may take a while)...\n",
+			cfg->slurm ? " in a Slurm step" : "");
+	probe = (!cfg->slurm || partitions) ? run_probe(cfg, &why) : NULL;
+	if (!probe && (!cfg->slurm || partitions)) {
+		json_array_append_new(missing, json_sprintf("eval worker%s: %s", cfg->slurm ? " (Slurm test step)" : "",
+							    buf_str(&why)));
 	} else {
 		if (!json_string_value(json_object_get(probe, "torch")))
 			json_array_append_new(missing, json_sprintf("torch in '%s' (%s)", cfg->python,
@@ -179,6 +233,9 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 			   "worker", probe, "ready", json_array_size(missing) == 0,
 			   "missing", missing, "notes", notes);
 	json_object_set(report, "commands", ready);
+	if (cfg->slurm)
+		json_object_set_new(report, "slurm", json_pack("{s:O?, s:b, s:s?}", "partitions", partitions,
+								 "test_step", probe != NULL, "srun_args", cfg->slurm_args));
 	json_object_set_new(report, "store", json_string(store_abs));
 
 	if (ctx.json) {
@@ -192,6 +249,15 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 		       cfg->base_url, cfg->model ? cfg->model : "(missing)",
 		       cfg->api_key ? "present" : "absent");
 		printf("store:         %s\n", store_abs);
+		if (cfg->slurm) {
+			json_t *pt;
+			printf("slurm:         partitions:");
+			json_array_foreach(partitions, i, pt)
+				printf("%s %s", i ? ";" : "", json_string_value(pt));
+			printf("%s; test step %s%s%s\n", json_array_size(partitions) ? "" : " (none)",
+			       probe ? "ran the worker probe" : "failed",
+			       cfg->slurm_args ? " with srun " : "", cfg->slurm_args ? cfg->slurm_args : "");
+		}
 		if (probe) {
 			printf("worker python: %s (%s, Python %s)\n", cfg->python,
 			       str_or(probe, "executable", "?"), str_or(probe, "python", "?"));
@@ -249,6 +315,7 @@ out:
 	json_decref(missing_llm);
 	json_decref(ready);
 	json_decref(notes);
+	json_decref(partitions);
 	buf_release(&why);
 	cmd_ctx_clear(&ctx);
 	return code;

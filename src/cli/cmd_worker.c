@@ -32,7 +32,8 @@ int cmd_worker(const struct command *self, int argc, char **argv)
 	/* Always the local worker here: this command is the far side. */
 	free(ctx.cfg.worker_cmd);
 	ctx.cfg.worker_cmd = NULL;
-	launch_worker_argv(&ctx.cfg, nopts < argc ? argv[nopts] : "serve", &wargv);
+	ctx.cfg.slurm = 0;
+	launch_worker_argv(&ctx.cfg, nopts < argc ? argv[nopts] : "serve", NULL, &wargv);
 	for (int i = nopts + 1; i < argc; i++)
 		strvec_push(&wargv, argv[i]);
 	launch_clean_env(&env);

@@ -21,7 +21,7 @@ int cmd_parse(const struct command *self, const struct opt *const *tables, int a
 		OPT_TABLE_END,
 	};
 	const struct opt *all[12];
-	unsigned groups = self->needs & (CFG_FOR_LLM | CFG_FOR_WORKER | CFG_FOR_STORE | CFG_FOR_LLM_CALLS);
+	unsigned groups = self->needs & (CFG_FOR_LLM | CFG_FOR_WORKER | CFG_FOR_STORE | CFG_FOR_LLM_CALLS | CFG_FOR_SLURM);
 	int n = 0;
 
 	config_init(&ctx->cfg);

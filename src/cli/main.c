@@ -14,6 +14,7 @@
 #define JSON NEEDS_JSON
 #define DEVICE NEEDS_DEVICE
 #define CALLS NEEDS_LLM_CALLS
+#define SLURM NEEDS_SLURM
 
 /* Each command with what it needs and how many arguments it takes. */
 static const struct command commands[] = {
@@ -21,13 +22,13 @@ static const struct command commands[] = {
 	  "Send one prompt to the configured LLM and print the reply (to check a setup).", LLM | CALLS | STORE | JSON, 1, 1 },
 	{ "doctor", cmd_doctor, "[--json]",
 	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing.",
-	  LLM | WORKER | STORE | JSON, 0, 0 },
+	  LLM | WORKER | STORE | JSON | SLURM, 0, 0 },
 	{ "optimize", cmd_optimize, "TASK.py [-o OUT.py] [--run-dir DIR] [budget and ablation flags] [--json]",
 	  "Turn a PyTorch task into a verified, faster Triton kernel (the EGG pipeline).",
 	  LLM | CALLS | WORKER | STORE | JSON | DEVICE, 1, 1 },
 	{ "bench", cmd_bench, "TASK.py... | --dir DIR [--jobs N] [--resume RUN] [--max-cost USD] [--json]",
 	  "Optimize many tasks at once over all devices; crash-safe, resumable, with budgets and progress.",
-	  LLM | CALLS | WORKER | STORE | JSON, 0, -1 },
+	  LLM | CALLS | WORKER | STORE | JSON | SLURM, 0, -1 },
 	{ "report", cmd_report, "RUN|latest [--json] [--csv] [--html FILE]",
 	  "Metrics of a run: success, fast_p, speedups vs eager and torch.compile, tokens, cost, stage gains.",
 	  STORE | JSON, 1, 1 },

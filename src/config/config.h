@@ -27,6 +27,8 @@ struct config {
 	char *cache_dir;
 	char *llm_spool;	/* folder of the reply spool (--llm-spool), or NULL */
 	char *worker_cmd;
+	long slurm;		/* start each device's worker as a Slurm step (srun) */
+	char *slurm_args;	/* more srun arguments (partition, account, time, --gres) */
 	char *device;
 	char *token_field;
 	double temperature;
@@ -55,6 +57,7 @@ enum {
 	CFG_FOR_WORKER = 2,	/* python, worker command, device */
 	CFG_FOR_STORE = 4,	/* the store */
 	CFG_FOR_LLM_CALLS = 32,	/* how calls are made: temperature, limits, timeouts, retries */
+	CFG_FOR_SLURM = 64,	/* the Slurm settings (bench, doctor) */
 };
 /* The option table for the settings in `groups` that have flags (plus
  * --config, and --no-cache with the LLM or the store); it points into `cfg`. */

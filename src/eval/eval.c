@@ -176,7 +176,7 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
 	}
 	req = json_pack("{s:s, s:s, s:f}", "op", "calibrate", "device", o->device, "timeout_s", 300.0);
 	json_object_set_new(req, "lock", o->lock ? json_string(o->lock) : json_null());
-	res = worker_call(w, req, 420000);
+	res = worker_call_retry(w, req, 420000);
 	json_decref(req);
 	if (res) {
 		json_object_set_new(calibrations, key, json_deep_copy(res));
@@ -253,7 +253,7 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
 	json_object_set_new(req, "compile_mode", json_string(o->compile_mode));
 	json_object_set_new(req, "timeout_s", json_real(o->timeout_s * 4));
 	worker_set_progress(w, o->progress, o->progress_arg);
-	res = worker_call(w, req, o->timeout_s * 4000 + 120000);
+	res = worker_call_retry(w, req, o->timeout_s * 4000 + 120000);
 	worker_set_progress(w, NULL, NULL);
 	if (!res)
 		goto out;
@@ -295,13 +295,9 @@ static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char 
 	json_object_set_new(req, "atol", o->atol >= 0 ? json_real(o->atol) : json_null());
 	json_object_set_new(req, "rtol", o->rtol >= 0 ? json_real(o->rtol) : json_null());
 	worker_set_progress(w, o->progress, o->progress_arg);
-	res = worker_call(w, req, o->timeout_s * 1000 + 120000);
-	if (!res && err_kind() == ERR_INFRA) {
-		/* The worker itself died or hung (not the candidate: that would be a
-		 * verdict). One more try on a fresh worker. */
-		err_clear();
-		res = worker_call(w, req, o->timeout_s * 1000 + 120000);
-	}
+	/* A worker that died or hung (not the candidate: that would be a
+	 * verdict) gets one more try on a fresh worker. */
+	res = worker_call_retry(w, req, o->timeout_s * 1000 + 120000);
 	worker_set_progress(w, NULL, NULL);
 	json_decref(req);
 	return res;
@@ -413,7 +409,7 @@ json_t *eval_selfcheck(struct worker *w, const struct eval_opts *o, const char *
 json_t *eval_task_size(struct worker *w, const char *device, const char *task_source)
 {
 	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "size", "device", device, "task_source", task_source);
-	json_t *res = worker_call(w, req, 300000);
+	json_t *res = worker_call_retry(w, req, 300000);
 	json_decref(req);
 	return res;
 }

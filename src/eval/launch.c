@@ -27,9 +27,28 @@ char *launch_worker_dir(void)
 	return dir;
 }
 
-void launch_worker_argv(const struct config *cfg, const char *mode, struct strvec *argv)
+void launch_worker_argv(const struct config *cfg, const char *mode, const char *kind, struct strvec *argv)
 {
-	if (cfg->worker_cmd && *cfg->worker_cmd) {
+	if (cfg->slurm) {
+		/* One Slurm step per worker, for the whole run: one task on one
+		 * node (one GPU for a GPU worker), its stdio carried by srun, and
+		 * this same egg binary on the far side (`egg worker`: the path
+		 * must be the same there, as on a shared file system). */
+		char *dir = fs_exe_dir();
+		strvec_push(argv, "srun");
+		strvec_push(argv, "--quiet");
+		strvec_push(argv, "--unbuffered");
+		strvec_push(argv, "--nodes=1");
+		strvec_push(argv, "--ntasks=1");
+		strvec_push(argv, "--job-name=egg-worker");
+		if (kind && !strcmp(kind, "cuda"))
+			strvec_push(argv, "--gpus=1");
+		if (cfg->slurm_args && *cfg->slurm_args)
+			strvec_split(argv, cfg->slurm_args);
+		strvec_pushf(argv, "%s/egg", dir ? dir : ".");
+		strvec_push(argv, "worker");
+		free(dir);
+	} else if (cfg->worker_cmd && *cfg->worker_cmd) {
 		strvec_split(argv, cfg->worker_cmd);
 	} else {
 		char *dir = launch_worker_dir();

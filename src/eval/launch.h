@@ -10,11 +10,14 @@
 char *launch_worker_dir(void);
 /*
  * Fills `argv` with the command that starts the worker in `mode` ("serve",
- * "probe", ...): `PYTHON -I WORKER_DIR/egg-worker.py MODE` locally, or the
+ * "probe", ...): `PYTHON -I WORKER_DIR/egg-worker.py MODE` locally, the
  * words of cfg->worker_cmd followed by MODE when a remote command is set
- * (e.g. "ssh gpu1 egg worker" → "ssh gpu1 egg worker serve").
+ * (e.g. "ssh gpu1 egg worker" → "ssh gpu1 egg worker serve"), or with
+ * cfg->slurm a Slurm step of this egg: `srun --quiet --unbuffered --nodes=1
+ * --ntasks=1 --job-name=egg-worker [--gpus=1 for kind "cuda"] SLURM_ARGS
+ * EGG_DIR/egg worker MODE`. `kind` ("cpu", "cuda") may be NULL.
  */
-void launch_worker_argv(const struct config *cfg, const char *mode, struct strvec *argv);
+void launch_worker_argv(const struct config *cfg, const char *mode, const char *kind, struct strvec *argv);
 /* Fills `env` with egg's environment minus every secret-looking variable. */
 void launch_clean_env(struct strvec *env);
 /* The worker's environment: launch_clean_env plus EGG_SANDBOX_HIDE, the

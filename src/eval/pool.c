@@ -45,7 +45,9 @@ struct pool *pool_new(const struct config *cfg, const char *const *devices, int 
 		struct device *dv = &p->dev[d];
 		const char *kind = worker_device_kind(devices[d]);
 		dv->name = xstrdup(devices[d]);
-		if (!strcmp(kind, "cpu"))
+		if (cfg->slurm)
+			dv->lock = xasprintf("slurm-%d", d); /* each its own Slurm step, wherever it runs */
+		else if (!strcmp(kind, "cpu"))
 			dv->lock = xasprintf("cpu-%d", cpu_seen++);
 		else
 			dv->lock = xasprintf("cuda-%s", strchr(devices[d], ':') ? strchr(devices[d], ':') + 1 : "0");
@@ -153,6 +155,22 @@ void pool_release(struct pool *p, struct pool_slot *slot)
 	slot->reserved = 0;
 	pthread_cond_broadcast(&p->freed);
 	pthread_mutex_unlock(&p->mu);
+}
+
+long pool_worker_retries(const struct pool *p, int device)
+{
+	long n = 0;
+	for (int i = 0; i < p->dev[device].nslots; i++)
+		n += worker_retries(p->dev[device].slots[i].worker);
+	return n;
+}
+
+long pool_worker_starts(const struct pool *p, int device)
+{
+	long n = 0;
+	for (int i = 0; i < p->dev[device].nslots; i++)
+		n += worker_starts(p->dev[device].slots[i].worker);
+	return n;
 }
 
 long pool_jobs(const struct pool *p, int device)

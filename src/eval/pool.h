@@ -46,6 +46,10 @@ struct pool_slot *pool_acquire_for(struct pool *p, int device, long long need);
 long long pool_peak_memory(const struct pool *p, int device);
 void pool_release(struct pool *p, struct pool_slot *slot);
 /* Jobs served per device so far (for placement checks). */
+/* Worker processes started on a device (restarts included), and jobs run
+ * again after a lost worker (infrastructure, never a verdict). */
+long pool_worker_starts(const struct pool *p, int device);
+long pool_worker_retries(const struct pool *p, int device);
 long pool_jobs(const struct pool *p, int device);
 void pool_free(struct pool *p);
 

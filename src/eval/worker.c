@@ -57,6 +57,8 @@ struct worker {
 	int starts;
 	json_t *probe;		/* kept probe result */
 	int probe_start;	/* the start it belongs to */
+	int lost;		/* the last call lost the worker (died, deadline, garbage) */
+	long retries;		/* jobs run again after a lost worker */
 	worker_progress_fn progress;	/* told the job's progress lines, or NULL */
 	void *progress_arg;
 };
@@ -76,7 +78,7 @@ const char *worker_default_device(const struct config *cfg)
 {
 	if (cfg->device && *cfg->device)
 		return cfg->device;
-	if (cfg->worker_cmd && *cfg->worker_cmd)
+	if ((cfg->worker_cmd && *cfg->worker_cmd) || cfg->slurm)
 		return "cuda";
 	return fs_exists("/dev/nvidia0") || fs_exists("/proc/driver/nvidia/gpus") ? "cuda" : "cpu";
 }
@@ -151,7 +153,7 @@ static int worker_start(struct worker *w)
 	const char *kind;
 
 	w->proc = (struct proc)PROC_INIT;
-	launch_worker_argv(w->cfg, "serve", &w->proc.argv);
+	launch_worker_argv(w->cfg, "serve", w->kind, &w->proc.argv);
 	strvec_push(&w->proc.argv, "--device");
 	strvec_push(&w->proc.argv, w->kind);
 	launch_worker_env(w->cfg, &w->proc.env);
@@ -244,8 +246,11 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 	int timed_out;
 	const char *kind;
 
-	if (!w->running && worker_start(w) < 0)
+	w->lost = 0;
+	if (!w->running && worker_start(w) < 0) {
+		w->lost = 1;
 		return NULL;
+	}
 	json_object_set_new(request, "id", json_integer(++w->next_id));
 	text = json_dumps(request, JSON_COMPACT);
 	if (!text) {
@@ -263,6 +268,7 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 			if (n <= 0) {
 				err_set(ERR_INFRA, "eval worker died (cannot send it a job)");
 				worker_kill(w);
+				w->lost = 1;
 				goto out;
 			}
 			off += (size_t)n;
@@ -273,12 +279,14 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 			timed_out ? "missed its deadline" : "died",
 			w->log_path ? "; its log: " : "", w->log_path ? w->log_path : "");
 		worker_kill(w);
+		w->lost = 1;
 		goto out;
 	}
 	reply = json_loads(buf_str(&line), 0, NULL);
 	if (!json_is_object(reply) || json_integer_value(json_object_get(reply, "id")) != w->next_id) {
 		err_set(ERR_INFRA, "eval worker sent a malformed reply: %.200s", buf_str(&line));
 		worker_kill(w);
+		w->lost = 1;
 		goto out;
 	}
 	if (!json_is_true(json_object_get(reply, "ok"))) {
@@ -313,6 +321,25 @@ const json_t *worker_probe(struct worker *w)
 const json_t *worker_hello(const struct worker *w)
 {
 	return w->hello;
+}
+
+json_t *worker_call_retry(struct worker *w, json_t *request, double timeout_ms)
+{
+	json_t *res = worker_call(w, request, timeout_ms);
+	if (!res && w->lost) {
+		/* The worker itself died, hung or talked nonsense (not the job:
+		 * that is a verdict or an error reply). Once more on a fresh one:
+		 * a lost node or a killed Slurm step costs a retry, not a task. */
+		err_clear();
+		w->retries++;
+		res = worker_call(w, request, timeout_ms);
+	}
+	return res;
+}
+
+long worker_retries(const struct worker *w)
+{
+	return w->retries;
 }
 
 void worker_set_progress(struct worker *w, worker_progress_fn fn, void *arg)

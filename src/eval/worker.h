@@ -29,6 +29,11 @@ struct worker *worker_new(const struct config *cfg, const char *device_kind, con
  * will be restarted by the next call).
  */
 json_t *worker_call(struct worker *w, json_t *request, double timeout_ms);
+/* worker_call, and once more on a fresh worker when the first call lost the
+ * worker (it died, missed the deadline or sent garbage): an infrastructure
+ * retry, never a verdict. worker_retries counts them. */
+json_t *worker_call_retry(struct worker *w, json_t *request, double timeout_ms);
+long worker_retries(const struct worker *w);
 /*
  * Progress of the job in hand: the worker says what step it is in at each
  * phase boundary and repeats it every 30 s while the step lasts; `fn` gets

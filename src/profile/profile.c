@@ -64,7 +64,7 @@ static json_t *measure(struct worker *w, const struct eval_opts *o, const char *
 	json_object_set_new(req, "calls", json_integer(1));
 	json_object_set_new(req, "ncu_args", jargs);
 	json_object_set_new(req, "ncu", json_null());
-	res = worker_call(w, req, (PROFILE_TIMEOUT_S + 120) * 1000);
+	res = worker_call_retry(w, req, (PROFILE_TIMEOUT_S + 120) * 1000);
 	json_decref(req);
 	if (!res) {
 		out = unavailable("the profiling job failed: %s", err_msg());

@@ -265,9 +265,10 @@ static void *progress_thread(void *arg)
 }
 
 /*
- * STORE/runs/RUN_ID/devices.json: per device, the evaluation jobs it served
- * and the most GPU memory its admission let run at once (what a multi-GPU
- * run is judged by). Written after every execution; a resumed run's file
+ * STORE/runs/RUN_ID/devices.json: per device, the evaluation jobs it served,
+ * the most GPU memory its admission let run at once (what a multi-GPU run is
+ * judged by), the worker processes started and the jobs run again after a
+ * lost worker (a killed Slurm step, say). Written after every execution; a resumed run's file
  * describes its last execution.
  */
 static void write_device_use(struct run *r)
@@ -275,10 +276,13 @@ static void write_device_use(struct run *r)
 	json_t *devs = json_array();
 	char *path, *text;
 	for (int d = 0; d < pool_devices(r->shared.pool); d++)
-		json_array_append_new(devs, json_pack("{s:s, s:I, s:I}", "device", pool_device_name(r->shared.pool, d),
-						      "jobs", (json_int_t)pool_jobs(r->shared.pool, d),
-						      "admitted_peak_bytes",
-						      (json_int_t)pool_peak_memory(r->shared.pool, d)));
+		json_array_append_new(devs, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "device",
+						      pool_device_name(r->shared.pool, d), "lock",
+						      pool_device_lock(r->shared.pool, d), "jobs",
+						      (json_int_t)pool_jobs(r->shared.pool, d), "admitted_peak_bytes",
+						      (json_int_t)pool_peak_memory(r->shared.pool, d), "worker_starts",
+						      (json_int_t)pool_worker_starts(r->shared.pool, d), "jobs_retried",
+						      (json_int_t)pool_worker_retries(r->shared.pool, d)));
 	text = json_dumps(devs, JSON_INDENT(1));
 	path = xasprintf("%s/devices.json", r->runs_dir);
 	if (text && fs_mkdir_p(r->runs_dir) == 0)

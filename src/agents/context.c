@@ -58,8 +58,13 @@ char *agents_device_text(const json_t *facts, const char *device)
 	return buf_detach(&t);
 }
 
-const char *agents_precision_note(const char *precision)
+const char *agents_precision_note(const char *precision, int half)
 {
+	if (half)
+		return "The task computes in fp16/bf16: keep its dtypes for inputs, weights and outputs, accumulate "
+		       "reductions and tl.dot in fp32 (tl.dot's default for fp16/bf16 inputs), and convert back when "
+		       "storing; integer tensors (int8 weights with scales, say) stay integers until dequantized in "
+		       "the kernel. Tolerance: 1e-2 for fp16/bf16 outputs, exact for integer outputs.";
 	return !strcmp(precision, "tf32")
 		       ? "TF32 is allowed on both sides for this run (tl.dot may use its default precision); no "
 			 "fp16/bf16 arithmetic on fp32 data."

@@ -10,7 +10,9 @@
  * data-sheet peaks when the name is known, and the driver; for the CPU
  * what the interpreter does and does not do. Owned. */
 char *agents_device_text(const json_t *facts, const char *device);
-/* The precision rule for a run's precision ("fp32" or "tf32"). Static. */
-const char *agents_precision_note(const char *precision);
+/* The precision rule for a run's precision ("fp32" or "tf32"), or for a
+ * task that computes in fp16/bf16 (`half`: the rule follows its dtypes).
+ * Static. */
+const char *agents_precision_note(const char *precision, int half);
 
 #endif

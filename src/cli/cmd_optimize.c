@@ -20,12 +20,15 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	struct run_opts ro = { 0 };
 	struct strvec devices = STRVEC_INIT, paths = STRVEC_INIT;
 	struct run *run = NULL;
-	const char *output = NULL, *run_dir = NULL, *status;
+	const char *output = NULL, *run_dir = NULL, *existing = NULL, *status;
 	int table = 0, code;
 	const struct opt own[] = {
 		{ "output", 'o', OPT_STRING, &output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
 		{ "run-dir", 0, OPT_STRING, &run_dir, "DIR", "run folder (default STORE/runs/RUN/TASK)" },
 		{ "table", 0, OPT_FLAG, &table, NULL, "print the stage table on stderr even with --json" },
+		{ "existing", 0, OPT_STRING, &existing, "KERNEL.py",
+		  "an existing Triton kernel for the task: evaluated like a candidate, its time a third baseline "
+		  "(default: TASK.existing.py beside the task, when present)" },
 		OPT_TABLE_END,
 	};
 	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, 1), NULL };
@@ -62,6 +65,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	ro.task_max_tokens = pf.max_tokens;
 	ro.task_max_cost = pf.max_cost;
 	ro.config = config;
+	ro.existing = existing;
+	if (existing && !fs_exists(existing)) {
+		code = err_usage("no existing kernel '%s'", existing);
+		goto out;
+	}
 	if (!(run = run_open(&ctx.cfg, &ro)) || run_add_tasks(run, &paths, run_dir) < 0) {
 		code = err_report();
 		goto out;

@@ -71,7 +71,7 @@ void pipeline_flags_init(struct pipeline_flags *f)
 
 const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 {
-	static struct opt table[16];
+	static struct opt table[24];
 	const struct opt t[] = {
 		{ "seeds", 0, OPT_INT, &f->seeds, "S", "seed kernels with different algorithms (default 2)" },
 		{ "seed-repairs", 0, OPT_INT, &f->seed_repairs, "N", "repairs per seed (default 3)" },
@@ -85,6 +85,8 @@ const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 		{ "no-profile", 0, OPT_FLAG, &f->no_profile, NULL, "do not run ncu (the profile agent gets timings only)" },
 		{ "max-tokens", 0, OPT_INT, &f->max_tokens, "N", "token budget per task" },
 		{ "max-cost", 0, OPT_DOUBLE, &f->max_cost, "USD", "cost budget per task" },
+		{ "seed-from-existing", 0, OPT_FLAG, &f->seed_from_existing, NULL,
+		  "the task's existing kernel (--existing, TASK.existing.py) is seed 1; the model writes the others" },
 		{ "stop-at-sol", 0, OPT_DOUBLE, &f->stop_at_sol, "PCT",
 		  "stop a task once its best kernel reaches PCT% of the roofline bound (default 85; 0: never)" },
 		{ "quiet", 'q', OPT_FLAG, &f->quiet, NULL, "no progress lines" },
@@ -124,6 +126,7 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 		po->top_k = f->top_k;
 	po->refine = !f->no_refine;
 	po->single_agent = f->single_agent;
+	po->seed_from_existing = f->seed_from_existing;
 	po->profile = !f->no_profile;
 	if (f->stages) {
 		char *list = xstrdup(f->stages), *save = NULL;

@@ -30,6 +30,7 @@ struct pipeline_flags {
 	int max_tokens;
 	double max_cost;
 	double stop_at_sol;	/* NAN: not given */
+	int seed_from_existing;
 	int quiet;
 };
 

@@ -312,6 +312,12 @@ static void add_speedups(json_t *res, const json_t *baseline)
 	json_object_set_new(res, "compile_ms", isnan(c) ? json_null() : json_real(c));
 	json_object_set_new(res, "speedup_eager", isnan(e) || isnan(k) || k <= 0 ? json_null() : json_real(e / k));
 	json_object_set_new(res, "speedup_compile", isnan(c) || isnan(k) || k <= 0 ? json_null() : json_real(c / k));
+	if (baseline && json_is_number(json_object_get(baseline, "existing_ms"))) {
+		/* The task's existing kernel, the third baseline. */
+		double x = num(baseline, "existing_ms");
+		json_object_set_new(res, "existing_ms", json_real(x));
+		json_object_set_new(res, "speedup_existing", isnan(k) || k <= 0 ? json_null() : json_real(x / k));
+	}
 	{
 		const json_t *rl = baseline ? json_object_get(baseline, "roofline") : NULL;
 		double r = baseline ? num(baseline, "roofline_ms") : NAN, mem = num(rl, "memory_ms");

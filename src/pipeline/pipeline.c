@@ -501,18 +501,38 @@ static void run_seeds(struct pipe *p)
 	const struct stage *st = &stages[STAGE_SEED];
 	struct buf approaches = BUF_INIT;
 	struct cand *valid[MAX_CANDS];
-	int nvalid = 0;
+	int nvalid = 0, first = 1;
 	char idx[16], count[16];
 
 	snprintf(count, sizeof(count), "%d", p->o->seeds);
-	for (int s = 1; s <= p->o->seeds && !p->stop; s++) {
+	if (p->o->seed_from_existing && p->env->existing_source && p->env->existing_eval) {
+		/* The task's existing kernel (it passed its evaluation) is seed 1;
+		 * the model writes the others, told what it does. */
+		char approach[200];
+		struct cand *c = new_cand(p, "existing", NULL, st->name, xstrdup(p->env->existing_source));
+		if (c) {
+			const json_t *t = json_object_get(p->env->existing_eval, "timing");
+			c->eval = json_incref((json_t *)p->env->existing_eval);
+			c->valid = 1;
+			c->ms = num(c->eval, "kernel_ms");
+			c->cv = t && !isnan(num(t, "cv")) ? num(t, "cv") : 0;
+			step(p, c, "seed", 0, 0, "the existing kernel");
+			reply_approach(c->source, approach, sizeof(approach));
+			buf_addf(&approaches, "(1) the existing kernel: %s", approach);
+			decide(p, st->name, "seed 1 is the existing kernel (%.4f ms)", c->ms);
+			if (timing_confirmed(p, c))
+				valid[nvalid++] = c;
+			first = 2;
+		}
+	}
+	for (int s = first; s <= p->o->seeds && !p->stop; s++) {
 		struct prompt_vars v = { 0 };
 		enum agent_outcome oc;
 		char *src, id[32], *diversity;
 		struct cand *c;
 		snprintf(idx, sizeof(idx), "%d", s);
 		snprintf(id, sizeof(id), "seed%d", s);
-		if (s == 1)
+		if (!approaches.len)
 			diversity = xstrdup(p->o->seeds > 1
 					    ? "Other seeds will use different algorithms; pick the one you consider most natural."
 					    : "Pick the algorithm you consider best for this device.");

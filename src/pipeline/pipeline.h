@@ -20,6 +20,7 @@ struct pipeline_opts {
 	int top_k;		/* candidates kept through each stage (1, as in the paper) */
 	int profile;		/* profile with ncu before refinement and tuning */
 	double stop_at_sol;	/* stop once the best kernel is at this % of the roofline bound (85; 0: never) */
+	int seed_from_existing;	/* the task's existing kernel, when it passes, is seed 1 */
 };
 
 void pipeline_opts_init(struct pipeline_opts *o);
@@ -33,6 +34,8 @@ struct pipeline_env {
 	struct agents *agents;
 	struct recorder *rec;
 	const char *task_source;
+	const char *existing_source;	/* the task's existing kernel, or NULL */
+	const json_t *existing_eval;	/* its evaluation (it passed), or NULL */
 	/* Progress report (stage name, short text); may be NULL. */
 	void (*progress)(void *ctx, const char *stage, const char *text);
 	void *progress_ctx;

@@ -34,6 +34,13 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 			fprintf(f, "\n");
 		}
 	}
+	if (baseline && json_is_number(json_object_get(baseline, "existing_ms"))) {
+		double x = json_number_value(json_object_get(baseline, "existing_ms"));
+		fprintf(f, "  %-26s %14.4f %17.2fx", "existing kernel", x, eager / x);
+		if (sol)
+			fprintf(f, " %6.1f%%", 100 * sol / x);
+		fprintf(f, "\n");
+	}
 	json_array_foreach(rows, i, row) {
 		const json_t *ms = json_object_get(row, "kernel_ms");
 		const char *title = json_string_value(json_object_get(row, "title"));

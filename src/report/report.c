@@ -87,7 +87,7 @@ static json_t *sol_stats(const json_t *rows, const char *key, int found_only)
 /* Metrics over the task rows in `rows`. */
 static json_t *metrics(const json_t *rows)
 {
-	struct acc eager = { 0 }, compile = { 0 }, gains[STAGE_COUNT];
+	struct acc eager = { 0 }, compile = { 0 }, existing = { 0 }, gains[STAGE_COUNT];
 	double fast[4] = { 0 }, tokens_in = 0, tokens_out = 0, cost = 0, wall = 0;
 	static const double ps[4] = { 0, 1, 1.5, 2 };
 	int n = (int)json_array_size(rows), finished = 0, failed = 0, waiting = 0, success = 0;
@@ -118,6 +118,7 @@ static json_t *metrics(const json_t *rows)
 			success++;
 			acc_add(&eager, se);
 			acc_add(&compile, num(r, "speedup_compile"));
+			acc_add(&existing, num(r, "speedup_existing"));
 			for (int k = 0; k < 4; k++)
 				if (!isnan(se) && se > ps[k])
 					fast[k]++;
@@ -154,6 +155,7 @@ static json_t *metrics(const json_t *rows)
 	json_object_set_new(out, "fast_2", n ? json_real(fast[3] / n) : json_null());
 	json_object_set_new(out, "speedup_eager", acc_json(&eager));
 	json_object_set_new(out, "speedup_compile", acc_json(&compile));
+	json_object_set_new(out, "speedup_existing", acc_json(&existing));
 	json_object_set_new(out, "prompt_tokens_per_task", n ? json_real(tokens_in / n) : json_null());
 	json_object_set_new(out, "completion_tokens_per_task", n ? json_real(tokens_out / n) : json_null());
 	json_object_set_new(out, "cost_per_task", n ? json_real(cost / n) : json_null());
@@ -248,7 +250,7 @@ json_t *report_compute(struct store *s, const char *run_id)
 		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
 				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
 				       "pending_key", "roofline_ms", "roofline", "sol_pct", "eager_sol_pct",
-				       "compile_sol_pct", "sol_stop", NULL };
+				       "compile_sol_pct", "sol_stop", "existing_ms", "speedup_existing", "existing_error", NULL };
 		for (int k = 0; keys[k]; k++)
 			json_object_set(row, keys[k], json_object_get(r, keys[k]) ?: json_null());
 		if (!strcmp(json_string_value(json_object_get(r, "device")) ?: "", "cpu")) {
@@ -318,6 +320,12 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 			fprintf(f, "\n");
 		}
 	}
+	{
+		const json_t *sx = json_object_get(m, "speedup_existing");
+		if (json_integer_value(json_object_get(sx, "n")))
+			fprintf(f, "  speedup vs the existing kernels: mean %.2fx, geomean %.2fx (n=%lld)\n", num(sx, "mean"),
+				num(sx, "geomean"), json_integer_value(json_object_get(sx, "n")));
+	}
 	fprintf(f, "  per task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n", num(m, "prompt_tokens_per_task"),
 		num(m, "completion_tokens_per_task"), num(m, "cost_per_task"), num(m, "wall_s_per_task"));
 	json_array_foreach(json_object_get(m, "pending_keys"), i, st)
@@ -353,9 +361,15 @@ void report_print_text(FILE *f, const json_t *rep)
 				snprintf(sc, sizeof(sc), "%.2fx", num(t, "speedup_compile"));
 			if (!isnan(num(t, "sol_pct")))
 				snprintf(sol, sizeof(sol), "%.1f%%", num(t, "sol_pct"));
-			fprintf(f, "%12.4f %9.2fx %10s %6s%s%s\n", num(t, "kernel_ms"), num(t, "speedup_eager"), sc, sol,
+			fprintf(f, "%12.4f %9.2fx %10s %6s%s%s", num(t, "kernel_ms"), num(t, "speedup_eager"), sc, sol,
 				num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "",
 				json_is_object(json_object_get(t, "sol_stop")) ? "  stopped at the speed of light" : "");
+			if (!isnan(num(t, "speedup_existing")))
+				fprintf(f, "  %.2fx vs the existing kernel%s", num(t, "speedup_existing"),
+					num(t, "speedup_existing") < 1 ? " (slower: keep it)" : "");
+			if (json_string_value(json_object_get(t, "existing_error")))
+				fprintf(f, "  existing kernel not used: %s", json_string_value(json_object_get(t, "existing_error")));
+			fprintf(f, "\n");
 		}
 		else
 			fprintf(f, "%12s %10s %10s %6s  %s\n", "-", "-", "-", "-",
@@ -377,7 +391,8 @@ static void csv_field(struct buf *b, const char *s)
 char *report_csv(const json_t *rep)
 {
 	static const char *const cols[] = { "task_id", "group", "status", "found", "kernel_ms", "eager_ms", "compile_ms",
-					    "speedup_eager", "speedup_compile", "roofline_ms", "sol_pct", "eager_sol_pct",
+					    "speedup_eager", "speedup_compile", "existing_ms", "speedup_existing", "existing_error",
+					    "roofline_ms", "sol_pct", "eager_sol_pct",
 					    "compile_sol_pct", "prompt_tokens", "completion_tokens", "cost_usd", "wall_s",
 					    "device", "final_kernel", "stop_reason", NULL };
 	struct buf b = BUF_INIT;
@@ -598,7 +613,8 @@ int report_html(const json_t *rep, const char *path)
 		 counts, 7, "");
 	svg_roofline(&b, json_object_get(rep, "tasks"));
 	buf_adds(&b, "<h2>Tasks</h2><table><tr><th>task</th><th>group</th><th>status</th><th>kernel ms</th>"
-		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>%SOL</th><th>verdict</th><th>tokens</th>"
+		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>vs existing</th><th>%SOL</th><th>verdict</th>"
+		     "<th>tokens</th>"
 		     "<th>kernel</th></tr>");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
 		int found = json_is_true(json_object_get(t, "found"));
@@ -621,6 +637,14 @@ int report_html(const json_t *rep, const char *path)
 				 num(t, "eager_ms"), num(t, "speedup_eager"));
 		else
 			buf_adds(&b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
+		if (found && !isnan(num(t, "speedup_existing")))
+			buf_addf(&b, "<td>%.2fx</td>", num(t, "speedup_existing"));
+		else if (json_string_value(json_object_get(t, "existing_error"))) {
+			buf_adds(&b, "<td class=\"fail\">not used: ");
+			html_text(&b, json_string_value(json_object_get(t, "existing_error")));
+			buf_adds(&b, "</td>");
+		} else
+			buf_adds(&b, "<td>-</td>");
 		if (found && !isnan(num(t, "sol_pct")))
 			buf_addf(&b, "<td>%.1f%%</td>", num(t, "sol_pct"));
 		else

@@ -30,8 +30,9 @@ void discover_tasks(const char *dir, struct strvec *out)
 		p = fs_join(dir, e->d_name);
 		if (fs_is_dir(p))
 			discover_tasks(p, &found);
-		else if (strlen(e->d_name) > 3 && !strcmp(e->d_name + strlen(e->d_name) - 3, ".py"))
-			strvec_push(&found, p);
+		else if (strlen(e->d_name) > 3 && !strcmp(e->d_name + strlen(e->d_name) - 3, ".py") &&
+			 !(strlen(e->d_name) > 12 && !strcmp(e->d_name + strlen(e->d_name) - 12, ".existing.py")))
+			strvec_push(&found, p); /* TASK.existing.py is a task's existing kernel, not a task */
 		free(p);
 	}
 	closedir(d);

@@ -74,6 +74,7 @@ static struct run *open_common(const struct config *cfg, const struct run_opts *
 	r->shared.run_id = r->id;
 	r->shared.budget = &r->budget;
 	r->shared.po = o->po;
+	r->shared.existing = o->existing;
 	r->shared.eo = o->eo;
 	r->shared.task_max_tokens = o->task_max_tokens;
 	r->shared.task_max_cost = o->task_max_cost;

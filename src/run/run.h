@@ -30,6 +30,8 @@ struct run_opts {
 	long run_max_tokens;
 	double run_max_cost;
 	const json_t *config;		/* recorded with a new run */
+	const char *existing;		/* an existing Triton kernel for the (one) task, or NULL:
+					 * else TASK.existing.py beside each task, when present */
 };
 
 /* How a run reports while it executes. */

@@ -128,6 +128,13 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 	const json_t *e = r->eval;
 	json_object_set(s, "kernel_ms", json_object_get(e, "kernel_ms") ?: json_null());
 	json_object_set(s, "eager_ms", json_object_get(baseline, "eager_ms") ?: json_null());
+	/* The existing kernel, a third baseline (absent without one). */
+	if (json_object_get(baseline, "existing_path")) {
+		json_object_set(s, "existing_path", json_object_get(baseline, "existing_path"));
+		json_object_set(s, "existing_ms", json_object_get(baseline, "existing_ms") ?: json_null());
+		json_object_set(s, "speedup_existing", json_object_get(e, "speedup_existing") ?: json_null());
+		json_object_set(s, "existing_error", json_object_get(baseline, "existing_error") ?: json_null());
+	}
 	json_object_set(s, "compile_ms", json_object_get(baseline, "compile_ms") ?: json_null());
 	json_object_set(s, "speedup_eager", json_object_get(e, "speedup_eager") ?: json_null());
 	json_object_set(s, "speedup_compile", json_object_get(e, "speedup_compile") ?: json_null());
@@ -149,6 +156,62 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 	return s;
 }
 
+/* The task's existing kernel: --existing, else TASK.existing.py beside the
+ * task when present; NULL when there is none. Owned. */
+static char *existing_path(const struct run_shared *rc, const char *task)
+{
+	char *beside;
+	size_t n = strlen(task);
+	if (rc->existing)
+		return xstrdup(rc->existing);
+	if (n < 3 || strcmp(task + n - 3, ".py"))
+		return NULL;
+	beside = xasprintf("%.*s.existing.py", (int)(n - 3), task);
+	if (fs_exists(beside))
+		return beside;
+	free(beside);
+	return NULL;
+}
+
+/*
+ * Evaluates the task's existing kernel like any candidate (same rules, same
+ * baseline). A pass makes its time a third baseline (`existing_ms` in the
+ * baseline, so that every later verdict gets `speedup_existing`); a failure
+ * is reported (`existing_error`) and the kernel not used. Returns its
+ * evaluation when it passed (owned), else NULL; *source gets its text.
+ */
+static json_t *evaluate_existing(struct run_shared *rc, struct task_state *ts, struct recorder *rec,
+				 const struct eval_opts *eo, const char *task, json_t *baseline, const char *path,
+				 struct buf *source)
+{
+	struct pool_slot *slot;
+	json_t *res;
+	json_object_set_new(baseline, "existing_path", json_string(path));
+	if (fs_read(path, source) < 0) {
+		json_object_set_new(baseline, "existing_error", json_string(err_msg()));
+		err_clear();
+		return NULL;
+	}
+	slot = pool_acquire_for(rc->pool, ts->device, eval_need_bytes(baseline, eo->device));
+	res = eval_candidate(slot->worker, eo, task, buf_str(source), baseline);
+	pool_release(rc->pool, slot);
+	if (!res) {
+		json_object_set_new(baseline, "existing_error", json_sprintf("not evaluated: %s", err_msg()));
+		err_clear();
+		return NULL;
+	}
+	recorder_candidate(rec, "existing", "existing", buf_str(source), res);
+	if (strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass")) {
+		json_object_set_new(baseline, "existing_error",
+				    json_sprintf("failed at %s: %s", json_string_value(json_object_get(res, "stage")) ?: "?",
+						 json_string_value(json_object_get(res, "reason")) ?: "no reason given"));
+		json_decref(res);
+		return NULL;
+	}
+	json_object_set(baseline, "existing_ms", json_object_get(res, "kernel_ms"));
+	return res;
+}
+
 static json_t *failure(const char *task, const char *why)
 {
 	return json_pack("{s:s, s:b, s:s}", "task", task, "found", 0, "stop_reason", why);
@@ -165,7 +228,9 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	struct recorder_sink sink = { sink_call, sink_candidate, sink_profile, sink_decision, sink_step, &sc };
 	struct eval_opts eo = rc->eo;
 	struct pool_slot *slot;
-	json_t *facts = NULL, *baseline = NULL, *summary;
+	json_t *facts = NULL, *baseline = NULL, *summary, *existing_eval = NULL;
+	struct buf existing_src = BUF_INIT;
+	char *existing = existing_path(rc, ts->path);
 	char *dir = ts->run_dir ? xstrdup(ts->run_dir) : fs_join(rc->runs_dir, ts->task_id);
 	char *device_text = NULL, *final_path = NULL;
 	int broken;
@@ -203,6 +268,12 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		finish(rc, ts, "failed", k == ERR_INPUT ? "input" : "infra", failure(ts->path, err_msg()));
 		goto out;
 	}
+	if (existing) {
+		pthread_mutex_lock(&rc->mu);
+		snprintf(ts->stage, sizeof(ts->stage), "existing");
+		pthread_mutex_unlock(&rc->mu);
+		existing_eval = evaluate_existing(rc, ts, rec, &eo, buf_str(&task), baseline, existing, &existing_src);
+	}
 	device_text = agents_device_text(facts, eo.device);
 	if (json_is_number(json_object_get(baseline, "input_bytes"))) {
 		/* What the task moves at least: the scale a kernel's workspaces are judged by. */
@@ -235,7 +306,8 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	agents.llm = rc->llm;
 	agents.rec = rec;
 	agents.device_facts = device_text;
-	agents.precision_note = agents_precision_note(eo.precision);
+	agents.precision_note =
+		agents_precision_note(eo.precision, json_is_true(json_object_get(json_object_get(baseline, "work"), "half")));
 	agents.task_source = buf_str(&task);
 	agents.task_name = ts->task_id;
 	agents.max_tokens = rc->task_max_tokens;
@@ -249,6 +321,8 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	env.agents = &agents;
 	env.rec = rec;
 	env.task_source = buf_str(&task);
+	env.existing_source = existing_eval ? buf_str(&existing_src) : NULL;
+	env.existing_eval = existing_eval;
 	env.progress = progress;
 	env.progress_ctx = &sc;
 	broken = pipeline_run(&env, &rc->po, &res) < 0;
@@ -290,6 +364,9 @@ out:
 	recorder_close(rec);
 	json_decref(facts);
 	json_decref(baseline);
+	json_decref(existing_eval);
+	buf_release(&existing_src);
+	free(existing);
 	free(device_text);
 	free(final_path);
 	free(dir);

@@ -26,6 +26,7 @@ struct run_shared {
 	long task_max_tokens;
 	double task_max_cost;
 	struct evcache *cache;		/* baselines, verdicts and profiles, or NULL */
+	const char *existing;		/* run_opts.existing */
 	int print_progress;		/* one line per event on stderr (egg optimize) */
 	pthread_mutex_t mu;		/* guards the task states' live fields */
 };

@@ -133,6 +133,9 @@ void suite_reply(void)
 		t2 = agents_device_text(f2, "cuda:0");
 		CHECK_STR(t1, t2, "the device text is the same whatever memory was free at the start");
 		CHECK(strstr(t1, "150 GB device memory") != NULL, "it names the total memory");
+		CHECK(strstr(agents_precision_note("fp32", 0), "\"tf32x3\"") &&
+		      strstr(agents_precision_note("fp32", 1), "fp16/bf16: keep its dtypes"),
+		      "the precision rule follows the run's precision and the task's dtypes");
 		free(t1);
 		free(t2);
 		json_decref(f1);

@@ -74,82 +74,94 @@ static void sandbox_notes(const json_t *s, json_t *notes)
 									 str_or(s, "proc_error", str_or(s, "seccomp_error", "unavailable here"))))));
 }
 
+/*
+ * Runs `p` (argv set) to its end with stdout into `out`; 0 when it exited
+ * 0, else -1 with one line in `why`: "WHAT failed (STATUS): LAST STDERR
+ * LINE", or what kept it from starting.
+ */
+static int run_captured(struct proc *p, struct buf *out, long timeout_ms, const char *what, struct buf *why)
+{
+	struct buf err = BUF_INIT;
+	struct proc_status st;
+	char tmp[64];
+	int rc = -1;
+
+	buf_init(&err, 1 << 16);
+	if (proc_run(p, NULL, 0, out, &err, timeout_ms, &st) < 0) {
+		buf_addf(why, "%s: %s", what, err_msg());
+		err_clear();
+	} else if (!st.exited || st.code) {
+		const char *e = buf_str(&err), *last = e + strlen(e), *line;
+		while (last > e && last[-1] == '\n')
+			last--;
+		line = last;
+		while (line > e && line[-1] != '\n')
+			line--;
+		buf_addf(why, "%s failed (%s): %.*s", what, proc_status_str(&st, tmp, sizeof(tmp)), (int)(last - line), line);
+	} else {
+		rc = 0;
+	}
+	buf_release(&err);
+	return rc;
+}
+
 static json_t *run_probe(const struct config *cfg, struct buf *why)
 {
 	struct proc p = PROC_INIT;
-	struct buf out = BUF_INIT, err = BUF_INIT;
-	struct proc_status st;
+	struct buf out = BUF_INIT;
 	json_t *obj = NULL;
-	char tmp[64];
+	char *what;
 
 	buf_init(&out, 1 << 20);
-	buf_init(&err, 1 << 16);
 	launch_worker_argv(cfg, "probe", NULL, &p.argv);
 	launch_worker_env(cfg, &p.env);
 	p.use_env = 1;
-	if (proc_run(&p, NULL, 0, &out, &err, 300000, &st) < 0) {
-		buf_adds(why, err_msg());
-		goto out;
+	what = xasprintf("worker probe '%s'", p.argv.v[0]);
+	if (run_captured(&p, &out, 300000, what, why) == 0) {
+		obj = json_loads(buf_str(&out), JSON_DISABLE_EOF_CHECK, NULL);
+		if (!json_is_object(obj)) {
+			json_decref(obj);
+			obj = NULL;
+			buf_addf(why, "worker probe printed no JSON");
+		}
 	}
-	if (!st.exited || st.code) {
-		const char *e = buf_str(&err);
-		const char *last = e + strlen(e);
-		while (last > e && (last[-1] == '\n'))
-			last--;
-		const char *line = last;
-		while (line > e && line[-1] != '\n')
-			line--;
-		buf_addf(why, "worker probe '%s' failed (%s): %.*s", p.argv.v[0],
-			 proc_status_str(&st, tmp, sizeof(tmp)), (int)(last - line), line);
-		goto out;
-	}
-	obj = json_loads(buf_str(&out), JSON_DISABLE_EOF_CHECK, NULL);
-	if (!json_is_object(obj)) {
-		json_decref(obj);
-		obj = NULL;
-		buf_addf(why, "worker probe printed no JSON");
-	}
-out:
+	free(what);
 	proc_clear(&p);
 	buf_release(&out);
-	buf_release(&err);
 	return obj;
 }
 
-/* With --slurm: srun and sinfo answer, and the partitions they see. The
- * worker probe that follows runs as a Slurm step (the test step). NULL
- * with `why` when Slurm cannot be used from here. */
+/* With --slurm: sinfo answers, and the partitions it lists (one line
+ * each). The worker probe that follows runs as a Slurm step (the test
+ * step). NULL with `why` when Slurm cannot be used from here. */
 static json_t *slurm_facts(struct buf *why)
 {
 	struct proc p = PROC_INIT;
-	struct buf out = BUF_INIT, err = BUF_INIT;
-	struct proc_status st;
+	struct buf out = BUF_INIT;
 	json_t *parts = NULL;
-	char tmp[64];
 
 	buf_init(&out, 1 << 16);
-	buf_init(&err, 1 << 16);
 	strvec_push(&p.argv, "sinfo");
 	strvec_push(&p.argv, "--noheader");
 	strvec_push(&p.argv, "--format=%P %a %D %t");
-	if (proc_run(&p, NULL, 0, &out, &err, 30000, &st) < 0 || !st.exited || st.code) {
-		buf_addf(why, "sinfo failed (%s): %.200s", err_kind() ? err_msg() : proc_status_str(&st, tmp, sizeof(tmp)),
-			 buf_str(&err));
-		err_clear();
-		goto out;
+	if (run_captured(&p, &out, 30000, "sinfo", why) == 0) {
+		const char *line = buf_str(&out);
+		parts = json_array();
+		while (*line) {
+			const char *nl = strchr(line, '\n');
+			size_t len = nl ? (size_t)(nl - line) : strlen(line);
+			if (len)
+				json_array_append_new(parts, json_stringn(line, len));
+			line += len + (nl != NULL);
+		}
+		if (!json_array_size(parts)) {
+			buf_adds(why, "sinfo lists no partition");
+			json_decref(parts);
+			parts = NULL;
+		}
 	}
-	parts = json_array();
-	for (char *line = strtok(out.data ? out.data : "", "\n"); line; line = strtok(NULL, "\n"))
-		json_array_append_new(parts, json_string(line));
-	if (!json_array_size(parts)) {
-		buf_adds(why, "sinfo lists no partition");
-		json_decref(parts);
-		parts = NULL;
-	}
-out:
 	proc_clear(&p);
 	buf_release(&out);
-	buf_release(&err);
 	return parts;
 }
 

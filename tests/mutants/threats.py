@@ -67,6 +67,13 @@ THREAT_MUTANTS: list = [
          find='    if ver["bad"]:',
          replace="    if False:",
          tests=["adv:c04_phase_detection"]),
+    # Sums alone admit a stale output once it is large (or half precision):
+    # the sampled elements are what catch it.
+    dict(name="timed-outputs-sums-only", point="class 4: phase detection (sampled elements)",
+         file="worker/egg_worker/checksums.py",
+         find="    return all(abs(o - r) <= widen",
+         replace="    return True or all(abs(o - r) <= widen",
+         tests=["adv:c04_stale_output"]),
     dict(name="no-guard-after-timing", point="class 4: phase detection (guards again)",
          file="worker/egg_worker/job.py",
          find='    if guarded.get("violations") or not all(guarded.get("launches") or [0]):',

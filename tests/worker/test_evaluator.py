@@ -89,6 +89,9 @@ def main() -> int:
     r = verdict(w, "argmax.py", "argmax_wrong_kernel.py")
     tap.ok(r.get("ok") and r["result"]["stage"] == "correctness" and "exact match" in (r["result"]["reason"] or ""),
            "a wrong int64 output fails correctness (exact match required)", r)
+    r = verdict(w, "zero_mean_half.py", "zero_mean_half_kernel.py", timing=True)
+    tap.ok(passed(r) and not any(f.startswith("degenerate_task") for f in flags(r)),
+           "an fp16 zero-mean output passes, timed, and is not called degenerate (its trials' sums agree)", r)
     r = verdict(w, "transposed.py", "transposed_kernel.py", timing=True)
     tap.ok(passed(r), "a non-contiguous output passes, timed", r)
     for name in sorted(os.listdir(FORMS)):
@@ -100,6 +103,8 @@ def main() -> int:
     r = verdict(w, "cancel_sum.py", "cancel_sum_kernel.py")
     tap.ok(passed(r) and any(f.startswith("ill_conditioned:") for f in flags(r)),
            "on an ill-conditioned task an fp32 kernel as accurate as PyTorch passes against float64, flagged", r)
+    r = verdict(w, "cancel_sum.py", "cancel_sum_kernel.py", timing=True)
+    tap.ok(passed(r), "the same kernel's timed outputs pass their check, widened as the float64 rule was", r)
     r = verdict(w, "cancel_sum.py", "cancel_sum_bf16_kernel.py")
     tap.ok(r.get("ok") and r["result"]["stage"] == "correctness" and "against float64" in r["result"]["reason"],
            "a kernel that rounds its inputs to bf16 still fails against float64", r)

@@ -4,12 +4,22 @@ A timed call's output is summarised by the candidate's process right after
 the call; the trusted reference recomputes chosen calls and compares the
 summaries with a bound derived from the tolerances. The sums run in chunks
 on the output's device and accumulate in float64 without a float64 copy.
+
+Sums alone cannot tell two unrelated outputs of the same distribution
+apart once they are large: elements each within a tolerance of each other
+allow the sums to differ by n x tolerance, while two independent zero-mean
+outputs differ by about sqrt(n) (an fp16 output of a few thousand elements
+is already past that point). So a summary also carries SAMPLES elements at
+positions drawn from the call's seed, compared one by one with the
+elementwise rule: a stale or unrelated output misses on nearly all of them.
 """
 from __future__ import annotations
 
 import torch
 
 CPU_CHUNK, GPU_CHUNK = 1 << 21, 1 << 26  # small enough for caches / few launches
+SAMPLES = 64  # elements per output carried in a summary
+SUMS = 7  # the summary's fixed part: sums, counts, numel
 _weights: dict = {}
 
 
@@ -28,10 +38,19 @@ def _weights_for(device: torch.device, dtype: torch.dtype) -> torch.Tensor:
     return _weights[key]
 
 
-def checksum(t: torch.Tensor) -> list:
-    """[sum, weighted sum, sum of |x|, #nan, #+inf, #-inf, numel]. Two
-    outputs that agree elementwise within (atol, rtol) have sums that agree
-    within the bound checksum_close uses. Accumulated on the device: one
+def _sample_positions(n: int, seed: int, device: torch.device) -> torch.Tensor:
+    """SAMPLES positions in [0, n) spread over the output, fixed by seed:
+    the candidate's process and the reference pick the same ones."""
+    offset = (seed * 0x9E3779B1 + 12345) % n
+    return (torch.arange(SAMPLES, device=device, dtype=torch.int64) * 2654435761 + offset) % n
+
+
+def checksum(t: torch.Tensor, seed: int = 0) -> list:
+    """[sum, weighted sum, sum of |x|, #nan, #+inf, #-inf, numel, then
+    SAMPLES elements at the positions seed picks (none for an empty
+    output; NaN and Inf read as 0, the counts compare them)]. Two outputs
+    that agree elementwise within (atol, rtol) have summaries that agree
+    within the bounds checksum_close uses. Accumulated on the device: one
     transfer to the host at the end, whatever the size."""
     flat = t.detach().reshape(-1)
     if not flat.is_floating_point():
@@ -53,15 +72,27 @@ def checksum(t: torch.Tensor) -> list:
                                     ninf.sum(dtype=torch.float64)])
         acc[:3] += torch.stack([x.sum(dtype=torch.float64), (x * w).sum(dtype=torch.float64),
                                 x.abs().sum(dtype=torch.float64)])
-    return [float(v) for v in acc.tolist()] + [float(n)]
+    if n:
+        picked = flat[_sample_positions(n, seed, flat.device)].to(torch.float64)
+        acc = torch.cat([acc, torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)])
+    v = [float(x) for x in acc.tolist()]
+    return v[:6] + [float(n)] + v[6:]
 
 
-def checksum_close(ref: list, out: list, atol: float, rtol: float) -> bool:
-    if not (isinstance(out, list) and len(out) == 7 and all(isinstance(v, (int, float)) for v in out)):
+def checksum_close(ref: list, out: list, atol: float, rtol: float, widen: float = 1.0) -> bool:
+    """Whether summary `out` can come from an output within (atol, rtol)
+    of the one `ref` summarises, elementwise. widen > 1 loosens the
+    elementwise rule for the sampled elements (a kernel admitted by the
+    float64 rule on an ill-conditioned task may sit that many tolerances
+    from the fp32 reference)."""
+    if not (isinstance(out, list) and len(out) == len(ref) and all(isinstance(v, (int, float)) for v in out)):
         return False
-    if out[3:] != ref[3:]:
+    if out[3:SUMS] != ref[3:SUMS]:
         return False
     n = ref[6]
     bound = atol * n + rtol * ref[2]
     slack = 1e-9 * (abs(ref[2]) + 1)
-    return abs(out[0] - ref[0]) <= bound + slack and abs(out[1] - ref[1]) <= 1.5 * bound + slack
+    if abs(out[0] - ref[0]) > bound + slack or abs(out[1] - ref[1]) > 1.5 * bound + slack:
+        return False
+    return all(abs(o - r) <= widen * (atol + rtol * abs(r)) + 1e-9 * (abs(r) + 1)
+               for o, r in zip(out[SUMS:], ref[SUMS:]))

@@ -505,6 +505,9 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	memset(res, 0, sizeof(*res));
 	cache_key(c, req, max_tokens, res->cache_key);
 	if (c->use_cache && cache_read(c, res->cache_key, res) == 0) {
+		/* A request parked again by a copied spool is answered: not pending. */
+		if (cfg->llm_spool)
+			spool_done(cfg->llm_spool, res->cache_key);
 		res->cached = 1;
 		res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
 		res->cost_usd = 0;

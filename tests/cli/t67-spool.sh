@@ -68,11 +68,21 @@ check "and the seed is not said to be discarded" \
 	bash -c "! grep -q 'discarded' '$EGG_STORE/runs/$RUN/small__row_sum/decisions.jsonl'"
 
 rounds=1
+stale=$(ls "$EGG_LLM_SPOOL"/pending/*.json | head -1)
+cp "$stale" "$TMP/stale.json"
 while [ "$bench_rc" -eq 4 ] && [ "$rounds" -lt 12 ]; do
 	answer
 	run_egg bench --resume "$RUN" --quiet
 	bench_rc=$RC
 	rounds=$((rounds + 1))
+	if [ "$rounds" -eq 2 ] && [ "$bench_rc" -eq 4 ]; then
+		# A copied spool brings an answered request back into pending/: the
+		# next resume answers it from the cache and clears it.
+		cp "$TMP/stale.json" "$stale"
+		run_egg bench --resume "$RUN" --quiet
+		bench_rc=$RC
+		check "a request answered before and parked again by a copy is no longer pending" test ! -e "$stale"
+	fi
 done
 expect_rc 0 "round after round the run finishes"
 check "it took more than two rounds ($rounds)" test "$rounds" -gt 2

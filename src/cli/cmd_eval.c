@@ -61,7 +61,8 @@ static void print_human(const json_t *r)
 		if (memory)
 			printf("%.3g GB at %.2f TB/s", num(rl, "bytes") / 1e9, num(rl, "bandwidth_bytes_s") / 1e12);
 		else
-			printf("%.3g GFLOP at %.1f TFLOP/s %s", num(rl, "flops") / 1e9, num(rl, "peak_flops_s") / 1e12,
+			printf("%.3g G%s at %.1f T%s/s %s", num(rl, "flops") / 1e9, eval_roofline_unit(rl),
+			       num(rl, "peak_flops_s") / 1e12, eval_roofline_unit(rl),
 			       json_string_value(json_object_get(rl, "peak")) ?: "");
 		printf(", measured peaks%s)", cpu ? " of the CPU's torch; interpreted kernels are far from them" : "");
 		if (!isnan(num(r, "sol_pct")))
@@ -123,10 +124,11 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
 		} else if (json_string_value(json_object_get(b, "compile_error")))
 			printf("torch.compile: failed: %s\n", json_string_value(json_object_get(b, "compile_error")));
 		if (rl)
-			printf("roofline:      %.4f ms (%s-bound; %.4g GFLOP counted at %.1f TFLOP/s %s, %.4g MB at "
+			printf("roofline:      %.4f ms (%s-bound; %.4g G%s counted at %.1f T%s/s %s, %.4g MB at "
 			       "%.2f TB/s, measured peaks)\n", num(b, "roofline_ms"),
 			       json_string_value(json_object_get(rl, "bound")), num(rl, "flops") / 1e9,
-			       num(rl, "peak_flops_s") / 1e12, json_string_value(json_object_get(rl, "peak")),
+			       eval_roofline_unit(rl), num(rl, "peak_flops_s") / 1e12, eval_roofline_unit(rl),
+			       json_string_value(json_object_get(rl, "peak")),
 			       num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
 		else
 			printf("roofline:      none (%s)\n",

@@ -96,6 +96,7 @@ void eval_result_key(struct worker *w, const struct eval_opts *o, const json_t *
 	char num[160];
 	int baseline = !strcmp(kind, "baseline");
 	hash_field(h, "egg-result-v3");
+	hash_field(h, json_string_value(json_object_get(hello, "code")));
 	hash_field(h, kind);
 	hash_field(h, task_source);
 	hash_field(h, kernel_source ? kernel_source : "");
@@ -157,6 +158,7 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
 	char key[65];
 
 	hash_field(h, "egg-calibration-v3");
+	hash_field(h, json_string_value(json_object_get(hello, "code")));
 	hash_field(h, o->device);
 	hash_field(h, json_string_value(json_object_get(facts, "name")));
 	hash_field(h, json_string_value(json_object_get(facts, "driver")));
@@ -188,7 +190,7 @@ out:
 	return res;
 }
 
-/* The peak a task's counted FLOPs run at: BF16 tensor cores for a task in
+/* The peak a task's counted floating-point FLOPs run at: BF16 tensor cores for a task in
  * fp16/bf16, TF32 tensor cores under --precision tf32; under fp32 the
  * faster of the FP32 FMA units and a third of the TF32 rate (the three-pass
  * tf32x3 split that egg's fp32 rule allows: docs/method.md, "Numerics"). */
@@ -210,16 +212,36 @@ static const char *peak_of(const json_t *work, const char *precision, const json
 	return "fp32";
 }
 
+/* The roofline bound of a baseline's work: max(compute, memory). The
+ * compute side has two parts, the floating-point FLOPs at the precision's
+ * peak and the int8 matrix products' operations at the int8 peak; the
+ * larger is the bound (a lower bound whether or not they overlap) and names
+ * the peak in the roofline object ("flops" and "peak_flops_s" are that
+ * part's: integer operations for "int8"). A calibration without an int8
+ * peak leaves the int8 part out, which only lowers the bound. */
 void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision)
 {
 	const json_t *work = json_object_get(baseline, "work");
 	double flops = num(work, "flops"), bytes = num(work, "bytes"), bw = num(calibration, "bandwidth_bytes_s");
-	double rate, compute_ms, memory_ms, ms;
+	double int8 = num(work, "int8_ops"), int8_rate = num(calibration, "int8_ops_s");
+	double rate, compute_ms, int8_ms = 0, memory_ms, ms;
 	const char *peak = peak_of(work, precision, calibration, &rate);
 
 	if (isnan(flops) || isnan(bytes) || isnan(bw) || isnan(rate) || bw <= 0 || rate <= 0)
 		return;
-	compute_ms = flops / rate * 1e3;
+	if (isnan(int8) || int8 < 0 || int8 > flops)
+		int8 = 0;
+	if (int8 > 0 && int8_rate > 0)
+		int8_ms = int8 / int8_rate * 1e3;
+	compute_ms = (flops - int8) / rate * 1e3;
+	if (int8_ms > compute_ms) {
+		compute_ms = int8_ms;
+		flops = int8;
+		rate = int8_rate;
+		peak = "int8";
+	} else {
+		flops -= int8;
+	}
 	memory_ms = bytes / bw * 1e3;
 	ms = fmax(compute_ms, memory_ms);
 	if (ms <= 0)
@@ -233,6 +255,11 @@ void eval_attach_roofline(json_t *baseline, const json_t *calibration, const cha
 			    num(baseline, "eager_ms") > 0 ? json_real(100 * ms / num(baseline, "eager_ms")) : json_null());
 	json_object_set_new(baseline, "compile_sol_pct",
 			    num(baseline, "compile_ms") > 0 ? json_real(100 * ms / num(baseline, "compile_ms")) : json_null());
+}
+
+const char *eval_roofline_unit(const json_t *roofline)
+{
+	return strcmp(json_string_value(json_object_get(roofline, "peak")) ?: "", "int8") ? "FLOP" : "OP";
 }
 
 json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source)

@@ -80,6 +80,10 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
  * roofline_ms / time). Nothing is added when a figure is missing.
  */
 void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision);
+/* The unit of a roofline's compute work: "OP" for int8 operations,
+ * "FLOP" for floating-point ones (printed as GOP and TOP/s, or GFLOP and
+ * TFLOP/s). */
+const char *eval_roofline_unit(const json_t *roofline);
 
 /*
  * Evaluates a candidate. The result is the worker's verdict plus eager_ms,

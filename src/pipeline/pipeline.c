@@ -173,8 +173,9 @@ static char *timing_text(struct pipe *p, const struct cand *c)
 				     "at the measured %.2f TB/s)",
 				 num(b, "roofline_ms"), num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
 		else
-			buf_addf(&t, "\nSpeed of light: %.4f ms (compute-bound: %.3g GFLOP at the measured %.1f TFLOP/s %s)",
-				 num(b, "roofline_ms"), num(rl, "flops") / 1e9, num(rl, "peak_flops_s") / 1e12,
+			buf_addf(&t, "\nSpeed of light: %.4f ms (compute-bound: %.3g G%s at the measured %.1f T%s/s %s)",
+				 num(b, "roofline_ms"), num(rl, "flops") / 1e9, eval_roofline_unit(rl),
+				 num(rl, "peak_flops_s") / 1e12, eval_roofline_unit(rl),
 				 json_string_value(json_object_get(rl, "peak")) ?: "");
 		buf_addf(&t, "; this kernel runs at %.0f%% of it (eager at %.0f%%). Little is left to gain near 100%%.",
 			 100 * num(b, "roofline_ms") / c->ms, num(b, "eager_sol_pct"));

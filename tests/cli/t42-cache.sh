@@ -64,4 +64,19 @@ run_egg optimize $FAST --seeds 1 --no-refine --no-hw-tune --compile-mode none --
 expect_rc 0 "a third run over forged entries"
 check "the forged kernel time is not believed" test "$(json_get "$OUT" 'j["kernel_ms"] > 1e-3')" = True
 expect_err "cached result\(s\) in .* failed their integrity check" "and egg says entries were ignored"
+
+# Entries (verdicts, baselines, calibrations) are keyed by the worker's code:
+# a changed evaluator measures again.
+run_egg eval $FAST --compile-mode none --json "$TASK" "$KERNEL"
+run_egg eval $FAST --compile-mode none --json "$TASK" "$KERNEL"
+check "the same baseline again is read from the cache" test "$(json_get "$OUT" 'j["baseline"]["cached"]')" = True
+mkdir -p "$TMP/changed/bin"
+cp "$EGG" "$TMP/changed/bin/egg"
+cp -r "$SRC/worker" "$TMP/changed/worker"
+echo "# a changed evaluator" >>"$TMP/changed/worker/egg_worker/compare.py"
+EGG_SAVED=$EGG EGG=$TMP/changed/bin/egg
+run_egg eval $FAST --compile-mode none --json "$TASK" "$KERNEL"
+EGG=$EGG_SAVED
+expect_rc 0 "the evaluation with a changed worker"
+check "measures it again, not read from the older worker's cache" test "$(json_get "$OUT" 'j["baseline"]["cached"]')" = False
 finish

@@ -133,6 +133,29 @@ static void test_roofline(void)
 	      !strcmp(json_string_value(json_object_get(rl, "bound")), "memory") &&
 	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 0.25) < 1e-12,
 	      "no counted FLOPs: memory-bound; FMA beats TF32/3 here, so fp32 is the FMA rate");
+	/* int8 matmul work (4e12 operations at 1600 TOP/s: 2.5 ms) beside float
+	 * work (at 50 TFLOP/s, FMA, TF32/3 being 30 here): the larger part names
+	 * the bound. */
+	json_object_set_new(cal, "int8_ops_s", json_real(1600e12));
+	json_object_set_new(json_object_get(b, "work"), "flops", json_real(5e12));
+	json_object_set_new(json_object_get(b, "work"), "int8_ops", json_real(4e12));
+	eval_attach_roofline(b, cal, "fp32");
+	rl = json_object_get(b, "roofline");
+	CHECK(!strcmp(json_string_value(json_object_get(rl, "peak")), "fp32") &&
+	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 20.0) < 1e-9 &&
+	      !strcmp(eval_roofline_unit(rl), "FLOP"),
+	      "int8 and float work: the float part (1e12 at 50 TFLOP/s, 20 ms) is the larger, named fp32");
+	json_object_set_new(json_object_get(b, "work"), "flops", json_real(4e12 + 1e9));
+	eval_attach_roofline(b, cal, "fp32");
+	rl = json_object_get(b, "roofline");
+	CHECK(!strcmp(json_string_value(json_object_get(rl, "peak")), "int8") &&
+	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 2.5) < 1e-9 &&
+	      json_number_value(json_object_get(rl, "flops")) == 4e12 && !strcmp(eval_roofline_unit(rl), "OP"),
+	      "int8 work at the int8 peak: 4e12 operations at 1600 TOP/s, 2.5 ms, counted in OP");
+	json_object_del(cal, "int8_ops_s");
+	eval_attach_roofline(b, cal, "fp32");
+	CHECK(fabs(json_number_value(json_object_get(b, "roofline_ms")) - 0.25) < 1e-9,
+	      "a calibration without an int8 peak leaves the int8 part out (memory-bound, 0.25 ms)");
 	json_decref(b);
 	b = json_pack("{s:f, s:{s:s}}", "eager_ms", 1.0, "work", "error", "could not count");
 	eval_attach_roofline(b, cal, "fp32");

@@ -31,6 +31,20 @@ class MeanSq(nn.Module):
         return ((x - y) ** 2).mean()
 
 
+class Attention(nn.Module):
+    def __init__(self, causal):
+        super().__init__()
+        self.causal = causal
+
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+
+
+class Int8Matmul(nn.Module):
+    def forward(self, a, b, scale):
+        return torch._int_mm(a, b).float() * scale
+
+
 class Twice(nn.Module):
     def forward(self, x, v):
         return x.view(16, 16) + v
@@ -71,8 +85,25 @@ def main() -> int:
     _, w = roofline.count(half, [torch.randn(4, 16, dtype=torch.bfloat16)])
     tap.ok(w["half"] and w["flops"] == 2 * 4 * 16 * 8, f"a bf16 task is marked half ({w})")
 
+    B, H, S, D = 2, 3, 40, 16
+    q = torch.randn(B, H, S, D, dtype=torch.float16)
+    full = 2 * 2 * B * H * S * S * D  # QK^T and PV
+    _, w = roofline.count(Attention(False), [q, q.clone(), q.clone()])
+    tap.ok(w["flops"] == full and w["half"], f"attention: 4 B H S^2 D FLOPs ({w})")
+    _, w = roofline.count(Attention(True), [q, q.clone(), q.clone()])
+    tap.ok(w["flops"] == full * (S * (S + 1) // 2) // (S * S),
+           f"causal attention: only the S(S+1)/2 pairs the mask keeps ({w}; full {full})")
+    tap.ok(roofline._causal_pairs(3, 5) == 6 and roofline._causal_pairs(5, 3) == 6 + 2 * 3,
+           "causal pairs with more keys than queries, and fewer")
+
+    a = torch.randint(-127, 128, (32, 64), dtype=torch.int8)
+    b = torch.randint(-127, 128, (64, 24), dtype=torch.int8)
+    _, w = roofline.count(Int8Matmul(), [a, b, torch.randn(24)])
+    tap.ok(w["flops"] == w["int8_ops"] == 2 * 32 * 64 * 24 and w["bytes"] == 32 * 64 + 64 * 24 + 24 * 4 + 32 * 24 * 4,
+           f"an int8 matmul: 2MKN integer operations, counted apart ({w})")
+
     cal = roofline.calibrate(torch.device("cpu"))
-    tap.ok(all(cal[k] > 0 for k in ("bandwidth_bytes_s", "fp32_flops_s", "tf32_flops_s", "bf16_flops_s"))
+    tap.ok(all(cal[k] > 0 for k in ("bandwidth_bytes_s", "fp32_flops_s", "tf32_flops_s", "bf16_flops_s", "int8_ops_s"))
            and cal["bandwidth_bytes_s"] == max(cal["bandwidth_rates"].values()) and "bandwidth" in cal["method"],
            f"the CPU calibration measures a bandwidth and FLOP rates and says how ({cal})")
 

@@ -152,6 +152,19 @@ def _exit_when_orphaned() -> None:
     threading.Thread(target=watch, name="egg-parent-watch", daemon=True).start()
 
 
+def _code_digest() -> str:
+    """SHA-256 over this worker's Python files (names and contents): egg keys
+    its cached verdicts, baselines and calibrations with it, so that an
+    evaluator changed in any way never answers from an older one's cache."""
+    h = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            h.update(name.encode() + b"\0")
+            with open(os.path.join(here, name), "rb") as f:
+                h.update(f.read() + b"\0")
+    return h.hexdigest()
+
 def serve(argv: list[str]) -> int:
     # One worker serves one kind of device: Triton decides at import time
     # whether its language functions are interpreted, so the CPU worker sets
@@ -192,7 +205,7 @@ def serve(argv: list[str]) -> int:
     _exit_when_orphaned()
     Channel.watch_parent(os.getppid())
     ctx = _context()
-    hello = {"event": "hello", "protocol": messages.PROTOCOL_VERSION, "pid": os.getpid(),
+    hello = {"event": "hello", "protocol": messages.PROTOCOL_VERSION, "pid": os.getpid(), "code": _code_digest(),
              "python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__,
              "numpy": numpy.__version__, "device_kind": kind, "network_isolation": ctx["isolate_network"],
              "network_isolation_error": ctx["network_isolation_error"],

@@ -4,14 +4,16 @@
 FLOP counter and returns the floating-point operations it counted
 (matrix products, convolutions, attention: the operations with a FLOP
 formula; elementwise work is not counted, which can only make the bound
-lower, never higher) and the bytes one forward must move at least: each
+lower, never higher; a causal attention counts only the pairs its mask
+keeps; int8 matrix products are counted apart, for the int8 peak) and the bytes one forward must move at least: each
 input, parameter, buffer and output once.
 
 `calibrate(device)` measures the device's peaks with short kernels, in the
 calibration process: memory bandwidth (the fastest of a torch copy, a Triton
 copy and a Triton read of 2 GiB), FP32 FMA throughput
 (a Triton kernel of independent multiply-add chains) and, on a GPU, the
-tensor-core rates of TF32 and BF16 matrix products (cuBLAS, 8192^3). egg
+tensor-core rates of TF32 and BF16 matrix products (cuBLAS, 8192^3) and of
+int8 ones (torch._int_mm). egg
 caches the result per device and driver, and derives the roofline bound
 max(FLOPs / peak, bytes / bandwidth) for the precision in force.
 """
@@ -44,12 +46,60 @@ def _tensor_bytes(tensors) -> int:
     return total
 
 
+def _causal_pairs(sq: int, sk: int) -> int:
+    """(query, key) pairs a causal mask keeps: query i sees keys 0..i (PyTorch's
+    is_causal, aligned to the top left)."""
+    if sq <= sk:
+        return sq * (sq + 1) // 2
+    return sk * (sk + 1) // 2 + (sq - sk) * sk
+
+
+def _attention_formula(causal_at: int):
+    """A FLOP formula for a fused attention op whose is_causal argument sits at
+    position causal_at: PyTorch's own counts every (query, key) pair, so a
+    causal attention would get twice the work it needs and a bound twice too
+    high (a kernel at 50% of the real bound would read as 100%)."""
+    from torch.utils.flop_counter import sdpa_flop_count
+
+    def formula(*args, out_val=None, **kwargs) -> int:
+        q, k, v = args[0], args[1], args[2]
+        full = sdpa_flop_count(tuple(q.shape), tuple(k.shape), tuple(v.shape))
+        causal = kwargs.get("is_causal", args[causal_at] if len(args) > causal_at else False)
+        if not causal:
+            return full
+        sq, sk = q.shape[-2], k.shape[-2]
+        return full * _causal_pairs(sq, sk) // max(1, sq * sk)
+
+    formula._get_raw = True
+    return formula
+
+
+def _int_mm_formula(a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
+    """int8 x int8 -> int32 matrix product: 2 M K N integer operations."""
+    return 2 * a_shape[0] * a_shape[1] * b_shape[1]
+
+
+def _formulas() -> dict:
+    """Formulas PyTorch's counter lacks or gets wrong for a least-work bound:
+    causal attention (per fused op, by where its is_causal argument sits;
+    the CPU's flash op is not counted at all otherwise) and int8 matmul."""
+    aten = torch.ops.aten
+    table = {"_scaled_dot_product_flash_attention": 4, "_scaled_dot_product_efficient_attention": 6,
+             "_scaled_dot_product_cudnn_attention": 6, "_scaled_dot_product_flash_attention_for_cpu": 4}
+    out = {getattr(aten, name): _attention_formula(at) for name, at in table.items() if hasattr(aten, name)}
+    if hasattr(aten, "_int_mm"):
+        out[aten._int_mm] = _int_mm_formula
+    return out
+
+
 def count(model, inputs: list) -> tuple:
-    """(outputs, work) for one forward; work: flops, flops_by_op, bytes,
-    half (whether the task computes in fp16/bf16)."""
+    """(outputs, work) for one forward; work: flops (every counted operation,
+    integer ones included), int8_ops (those of int8 matrix products, which
+    run at the int8 peak), flops_by_op, bytes, half (whether the task
+    computes in fp16/bf16)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    counter = FlopCounterMode(display=False)
+    counter = FlopCounterMode(display=False, custom_mapping=_formulas())
     with torch.no_grad(), counter:
         outs = model(*inputs)
     flat, _ = flatten(outs)
@@ -58,7 +108,7 @@ def count(model, inputs: list) -> tuple:
     params = list(model.parameters()) + list(model.buffers())
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
     floats = [t for t in tensors + params if t.is_floating_point()]
-    work = {"flops": int(counter.get_total_flops()), "flops_by_op": by_op,
+    work = {"flops": int(counter.get_total_flops()), "int8_ops": sum(n for op, n in by_op.items() if op.endswith("_int_mm")), "flops_by_op": by_op,
             "bytes": _tensor_bytes(tensors) + _tensor_bytes(params) + _tensor_bytes(flat),
             "half": bool(floats) and all(t.dtype in HALF for t in floats)}
     return outs, work
@@ -189,6 +239,25 @@ def calibrate(device: torch.device) -> dict:
             out[f"{name}_flops_s"] = 2 * m ** 3 / sec
             out["method"][name] = f"cuBLAS {m}^3 matrix product, fastest of 5"
             del a, b
+        # int8 tensor cores: torch._int_mm (int8 x int8 -> int32), with the
+        # second matrix row-major and column-major: cuBLASLt's fast int8
+        # kernels want the latter (on the H200 the former ran at 126 TOP/s,
+        # below a Triton kernel's 318, which made a bound no bound).
+        a = torch.randint(-127, 128, (m, m), device=device, dtype=torch.int8)
+        b = torch.randint(-127, 128, (m, m), device=device, dtype=torch.int8)
+        rates = {}
+        for layout, bb in (("row-major", b), ("column-major", b.t().contiguous().t())):
+            try:
+                torch._int_mm(a, bb)
+                rates[layout] = 2 * m ** 3 / clock.seconds(lambda: torch._int_mm(a, bb), 5)
+            except RuntimeError:
+                continue
+        if rates:
+            best = max(rates, key=rates.get)
+            out["int8_ops_s"] = rates[best]
+            out["method"]["int8"] = (f"torch._int_mm {m}^3 int8 matrix product, second matrix "
+                                     f"{' or '.join(rates)}, fastest of 5 each: {best}")
+        del a, b
     else:
         # No tensor cores, and Triton is interpreted: a float32 matrix
         # product is the fastest arithmetic the CPU does; it stands for all.
@@ -196,7 +265,7 @@ def calibrate(device: torch.device) -> dict:
         a, b = torch.randn(m, m), torch.randn(m, m)
         torch.mm(a, b)
         sec = clock.seconds(lambda: torch.mm(a, b), 3)
-        out["fp32_flops_s"] = out["tf32_flops_s"] = out["bf16_flops_s"] = 2 * m ** 3 / sec
+        out["fp32_flops_s"] = out["tf32_flops_s"] = out["bf16_flops_s"] = out["int8_ops_s"] = 2 * m ** 3 / sec
         out["method"]["fp32"] = f"torch {m}^3 float32 matrix product, fastest of 3 (stands for every precision)"
     return out
 

@@ -92,6 +92,14 @@ def main() -> int:
     r = verdict(w, "zero_mean_half.py", "zero_mean_half_kernel.py", timing=True)
     tap.ok(passed(r) and not any(f.startswith("degenerate_task") for f in flags(r)),
            "an fp16 zero-mean output passes, timed, and is not called degenerate (its trials' sums agree)", r)
+    r = verdict(w, "inplace_rope.py", "inplace_rope_kernel.py", timing=True)
+    tap.ok(passed(r) and any(f.startswith("in_place: the reference modifies input(s) 0") for f in flags(r)),
+           "an in-place operator: a kernel that rotates q in place as the reference does passes, timed, flagged", r)
+    r = verdict(w, "inplace_rope.py", "inplace_rope_untouched_kernel.py")
+    tap.ok(r.get("ok") and r["result"]["stage"] == "correctness" and "output 1" in (r["result"]["reason"] or ""),
+           "a kernel that returns the right norm but leaves q as it was fails: q's final value is output 1", r)
+    r = verdict(w, "bias_relu_scale.py", "bias_relu_scale_kernel.py")
+    tap.ok(passed(r), "(a task that modifies nothing still evaluates as before)", r)
     r = verdict(w, "transposed.py", "transposed_kernel.py", timing=True)
     tap.ok(passed(r), "a non-contiguous output passes, timed", r)
     for name in sorted(os.listdir(FORMS)):

@@ -281,7 +281,8 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
             res["sandbox"] = loaded.get("sandbox")
             work.release()
             phases.mark("load")
-            c.ch.send({"cmd": Cmd.TRIALS, "reference": {"outputs": ready["outputs"], "aliases": ready["aliases"]}})
+            c.ch.send({"cmd": Cmd.TRIALS, "reference": {"outputs": ready["outputs"], "aliases": ready["aliases"],
+                                                        "mutated": ready["mutated"]}})
             errs, rels = [], []
             for t in range(trials):
                 stage = "compile" if t == 0 else "run"

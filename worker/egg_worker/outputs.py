@@ -74,6 +74,15 @@ def flatten(result) -> tuple[list[torch.Tensor], list[str]]:
     return tensors, kinds
 
 
+def results(result, inputs: list, mutated: list) -> tuple[list[torch.Tensor], list[str]]:
+    """What a forward produced: its returned outputs (flatten), then the
+    inputs it modifies in place (`mutated`: their positions, as the
+    reference showed them), whose final values are compared like outputs.
+    An in-place operator's result is the state it leaves behind."""
+    tensors, kinds = flatten(result)
+    return tensors + [inputs[k] for k in mutated], kinds + ["tensor"] * len(mutated)
+
+
 def _form(result) -> str:
     if isinstance(result, (list, tuple)):
         return f"a {type(result).__name__} of {len(result)}"

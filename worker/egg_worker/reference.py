@@ -22,7 +22,7 @@ from .guards import apply_precision
 from .inputs import VARIANTS, build, fresh_like, init_inputs, nbytes, trial_inputs
 from .logs import exception_log, trim
 from .messages import Cmd, Event
-from .outputs import OutputError, Region, flatten, layout, mismatch, spec
+from .outputs import OutputError, Region, fingerprint, layout, mismatch, results, spec
 from .proto import Channel
 from .taskload import TaskError, load_task
 from .timing import Timer, stats
@@ -68,8 +68,9 @@ def _build(job: dict, device: torch.device):
     return task, model
 
 
-def _forward(model, inputs: list, device: torch.device) -> tuple[list, list]:
-    """The reference's outputs (flattened, on the device) and their kinds."""
+def _forward(model, inputs: list, device: torch.device, mutated: list = ()) -> tuple[list, list]:
+    """The reference's outputs (flattened, on the device, then the inputs at
+    `mutated`, modified in place) and their kinds."""
     try:
         with torch.no_grad():
             result = model(*inputs)
@@ -78,7 +79,7 @@ def _forward(model, inputs: list, device: torch.device) -> tuple[list, list]:
             raise OutOfMemory(f"the reference forward: {e}") from None
         raise TaskError(f"the reference forward raised {type(e).__name__}: {e}\n{exception_log(e, 1500)}") from None
     try:
-        outs, kinds = flatten(result)
+        outs, kinds = results(result, inputs, list(mutated))
     except OutputError as e:
         raise TaskError(f"the reference {str(e)[8:]}") from None
     return [o.detach() if o.device == device else o.detach().to(device) for o in outs], kinds
@@ -103,6 +104,7 @@ class Reference:
         self.out_of_domain: list = []  # variants that made the outputs NaN or Inf
         self.near_const: set = set()
         self.ref_err = 0.0
+        self.mutated: list = []  # inputs the reference modifies in place (start)
         self.truth_missing: str | None = None
 
     def start(self) -> dict:
@@ -110,7 +112,12 @@ class Reference:
         seed = self.job["trial_seeds"][0]
         inputs = trial_inputs(self.task, seed, 0, self.device, "task")
         in_bytes = nbytes(inputs)
+        before = [fingerprint(x) if isinstance(x, torch.Tensor) else None for x in inputs]
         outs, kinds = _forward(self.model, inputs, self.device)
+        # Inputs the reference modifies in place: their final values are
+        # results too, which a candidate must leave the same way.
+        self.mutated = [k for k, (x, f) in enumerate(zip(inputs, before)) if f is not None and fingerprint(x) != f]
+        outs, kinds = outs + [inputs[k].detach() for k in self.mutated], kinds + ["tensor"] * len(self.mutated)
         spans = [(x.untyped_storage().data_ptr(), x.untyped_storage().data_ptr() + x.untyped_storage().nbytes())
                  for x in inputs if isinstance(x, torch.Tensor) and x.numel()]
         aliases = []
@@ -125,7 +132,8 @@ class Reference:
         self.sigs = [spec(o, k) for o, k in zip(outs, kinds)]
         self.offsets, self.region_size = layout(self.sigs)
         self._keep(0, outs, "task")
-        return {"event": Event.READY, "outputs": self.sigs, "aliases": aliases, "region_bytes": self.region_size,
+        return {"event": Event.READY, "outputs": self.sigs, "aliases": aliases, "mutated": self.mutated,
+                "region_bytes": self.region_size,
                 "input_bytes": in_bytes, "output_bytes": sum(s["nbytes"] for s in self.sigs)}
 
     def _keep(self, t: int, outs: list, variant: str) -> None:
@@ -151,13 +159,15 @@ class Reference:
             faults.inject("reference-oom", self.job["alone"])
         except torch.OutOfMemoryError as e:
             raise OutOfMemory(str(e)) from None
-        outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device)
+        outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device,
+                          self.mutated)
         if self.finite0 and not _finite(outs):
             if variant not in self.out_of_domain:
                 self.out_of_domain.append(variant)
             del outs
             variant = "task"
-            outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device)
+            outs, _ = _forward(self.model, trial_inputs(self.task, seed, t, self.device, variant), self.device,
+                          self.mutated)
         self._keep(t, outs, variant)
         return {"event": Event.PREPARED, "trial": t, "variant": variant}
 
@@ -174,7 +184,7 @@ class Reference:
             torch.set_default_dtype(torch.float64)
             try:
                 with torch.no_grad():
-                    outs, _ = flatten(self.model64(*up))
+                    outs, _ = results(self.model64(*up), up, self.mutated)
             finally:
                 torch.set_default_dtype(old)
             return [o.detach().to(self.device) for o in outs]
@@ -253,6 +263,9 @@ class Reference:
             flags.append(f"ill_conditioned: PyTorch's own fp32 result is {self.ref_err:.3g} tolerances from the "
                          "float64 truth; outputs were judged against float64 with the tolerance widened to "
                          f"max(1, {TRUTH_K:g} x that error)")
+        if self.mutated:
+            flags.append(f"in_place: the reference modifies input(s) {', '.join(map(str, self.mutated))} in place; "
+                         "their final values were compared as outputs")
         if self.truth_missing:
             flags.append(f"truth_unavailable: the float64 reference could not run ({self.truth_missing})")
         for k in range(len(self.sigs)):
@@ -305,7 +318,7 @@ def run(ch: Channel, job: dict, region: Region) -> None:
                 # from the truth, and the fp32 reference ref_err from it.
                 widen = max(1.0, TRUTH_K * ref.ref_err) + ref.ref_err if ref.ref_err else 1.0
                 for i, claimed in zip(cmd["indices"], cmd["checksums"]):
-                    outs, _ = _forward(model, fresh_like(base, cmd["seed"] + i, device), device)
+                    outs, _ = _forward(model, fresh_like(base, cmd["seed"] + i, device), device, ref.mutated)
                     if not isinstance(claimed, list) or len(claimed) != len(outs):
                         bad.append(i)
                         continue

@@ -161,6 +161,19 @@ THREAT_MUTANTS: list = [
          find="    if changed:\n        raise Failure(\"integrity\", f\"forward modified input",
          replace="    if False:\n        raise Failure(\"integrity\", f\"forward modified input",
          tests=["adv:c10"]),
+    # In-place tasks: the reference's modified inputs are results. Not
+    # detected, an honest in-place kernel fails as "modified input 0"; not
+    # compared, a kernel that leaves the input alone passes.
+    dict(name="in-place-undetected", point="class 10: in-place results (detection)",
+         file="worker/egg_worker/reference.py",
+         find="        self.mutated = [k for k, (x, f) in enumerate(zip(inputs, before))",
+         replace="        self.mutated = [] and [k for k, (x, f) in enumerate(zip(inputs, before))",
+         tests=["worker:test_evaluator"]),
+    dict(name="in-place-not-compared", point="class 10: in-place results (comparison)",
+         file="worker/egg_worker/outputs.py",
+         find="    return tensors + [inputs[k] for k in mutated], kinds + [\"tensor\"] * len(mutated)",
+         replace="    return tensors + [inputs[k].clone().zero_() for k in mutated], kinds + [\"tensor\"] * len(mutated)",
+         tests=["worker:test_evaluator"]),
 
     # ---- class 11: precision downgrade ---------------------------------------
     dict(name="global-flags-unchecked", point="class 11: precision (global flags)",

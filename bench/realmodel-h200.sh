@@ -4,24 +4,28 @@
 # replies in STATE/spool/replies allow, parks the next requests in
 # STATE/spool/pending, and packs STATE (store, spool) into OUT/state.tgz.
 #
-#   bash bench/realmodel-h200.sh STATE KB OUT
+#   bash bench/realmodel-h200.sh STATE KB OUT [TASK.py...]
 #
 # STATE: a folder carried from round to round (empty at first); KB:
 # KernelBench's task folder (level1/, level2/). The first round starts the
-# run; later rounds resume it. Tasks: RMSNorm (level 1, 36), MinGPT's GELU
-# (level 1, 88), Gemm+divide+sum+scale (level 2, 14), all at full size.
+# run; later rounds resume it. Tasks: the TASK.py files given, or by default
+# RMSNorm (level 1, 36), MinGPT's GELU (level 1, 88) and
+# Gemm+divide+sum+scale (level 2, 14), all at full size. EGG_RM_FLAGS adds
+# options to the run (e.g. --seed-from-existing).
 set -u
 state=$1; kb=$2; out=$3
+shift 3
+tasks=("$@")
+[ ${#tasks[@]} -gt 0 ] || tasks=("$kb/level1/36_RMSNorm_.py" "$kb/level1/88_MinGPTNewGelu.py" "$kb/level2/14_Gemm_Divide_Sum_Scaling.py")
 cd "$(dirname "$0")/.."
 mkdir -p "$state/spool/pending" "$state/spool/replies" "$out"
 export EGG_STORE=$state/store EGG_MODEL=claude-helper EGG_PROVIDER=anthropic EGG_API_KEY=unused-with-a-spool
-flags=(--llm-spool "$state/spool" --jobs 3 --workers-per-device 3 --iters 50 --warmup 5)
+flags=(--llm-spool "$state/spool" --jobs 3 --workers-per-device 3 --iters 50 --warmup 5 ${EGG_RM_FLAGS:-})
 start=$(date +%s)
 if [ -s "$state/run" ]; then
 	${EGG:-build/egg} bench --resume "$(cat "$state/run")" "${flags[@]}" >"$out/bench.txt" 2>&1
 else
-	${EGG:-build/egg} bench "${flags[@]}" "$kb/level1/36_RMSNorm_.py" "$kb/level1/88_MinGPTNewGelu.py" \
-		"$kb/level2/14_Gemm_Divide_Sum_Scaling.py" >"$out/bench.txt" 2>&1
+	${EGG:-build/egg} bench "${flags[@]}" "${tasks[@]}" >"$out/bench.txt" 2>&1
 fi
 echo "bench exit $? after $(($(date +%s) - start)) s" >>"$out/bench.txt"
 # Replies written for a request whose text has changed since (an egg fix

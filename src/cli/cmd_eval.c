@@ -57,14 +57,12 @@ static void print_human(const json_t *r)
 		const json_t *rl = json_object_get(json_object_get(r, "baseline"), "roofline");
 		int memory = !strcmp(json_string_value(json_object_get(rl, "bound")) ?: "", "memory") ||
 			     !strcmp(json_string_value(json_object_get(r, "sol_basis")) ?: "", "memory");
-		printf("roofline:      %.4f ms (%s-bound: ", num(r, "roofline_ms"), memory ? "memory" : "compute");
-		if (memory)
-			printf("%.3g GB at %.2f TB/s", num(rl, "bytes") / 1e9, num(rl, "bandwidth_bytes_s") / 1e12);
-		else
-			printf("%.3g G%s at %.1f T%s/s %s", num(rl, "flops") / 1e9, eval_roofline_unit(rl),
-			       num(rl, "peak_flops_s") / 1e12, eval_roofline_unit(rl),
-			       json_string_value(json_object_get(rl, "peak")) ?: "");
-		printf(", measured peaks%s)", cpu ? " of the CPU's torch; interpreted kernels are far from them" : "");
+		struct buf text = BUF_INIT;
+
+		eval_roofline_text(&text, rl, memory ? "memory" : "compute");
+		printf("roofline:      %.4f ms (%s, measured peaks%s)", num(r, "roofline_ms"), buf_str(&text),
+		       cpu ? " of the CPU's torch; interpreted kernels are far from them" : "");
+		buf_release(&text);
 		if (!isnan(num(r, "sol_pct")))
 			printf("   kernel at %.1f%% of it", num(r, "sol_pct"));
 		printf("\n");
@@ -123,14 +121,13 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
 			printf("\n");
 		} else if (json_string_value(json_object_get(b, "compile_error")))
 			printf("torch.compile: failed: %s\n", json_string_value(json_object_get(b, "compile_error")));
-		if (rl)
-			printf("roofline:      %.4f ms (%s-bound; %.4g G%s counted at %.1f T%s/s %s, %.4g MB at "
-			       "%.2f TB/s, measured peaks)\n", num(b, "roofline_ms"),
-			       json_string_value(json_object_get(rl, "bound")), num(rl, "flops") / 1e9,
-			       eval_roofline_unit(rl), num(rl, "peak_flops_s") / 1e12, eval_roofline_unit(rl),
-			       json_string_value(json_object_get(rl, "peak")),
-			       num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
-		else
+		if (rl) {
+			struct buf text = BUF_INIT;
+
+			eval_roofline_text(&text, rl, NULL);
+			printf("roofline:      %.4f ms (%s, measured peaks)\n", num(b, "roofline_ms"), buf_str(&text));
+			buf_release(&text);
+		} else
 			printf("roofline:      none (%s)\n",
 			       json_string_value(json_object_get(b, "roofline_error")) ?:
 			       json_string_value(json_object_get(json_object_get(b, "work"), "error")) ?:

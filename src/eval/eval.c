@@ -257,9 +257,27 @@ void eval_attach_roofline(json_t *baseline, const json_t *calibration, const cha
 			    num(baseline, "compile_ms") > 0 ? json_real(100 * ms / num(baseline, "compile_ms")) : json_null());
 }
 
-const char *eval_roofline_unit(const json_t *roofline)
+static void roofline_side(struct buf *b, const json_t *rl, int memory)
 {
-	return strcmp(json_string_value(json_object_get(roofline, "peak")) ?: "", "int8") ? "FLOP" : "OP";
+	const char *unit = strcmp(json_string_value(json_object_get(rl, "peak")) ?: "", "int8") ? "FLOP" : "OP";
+
+	if (memory)
+		buf_addf(b, "%.1f MB at %.2f TB/s", num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
+	else
+		buf_addf(b, "%.4g G%s at %.1f T%s/s %s", num(rl, "flops") / 1e9, unit, num(rl, "peak_flops_s") / 1e12,
+			 unit, json_string_value(json_object_get(rl, "peak")) ?: "");
+}
+
+void eval_roofline_text(struct buf *b, const json_t *roofline, const char *basis)
+{
+	int memory = !strcmp(basis ? basis : json_string_value(json_object_get(roofline, "bound")) ?: "", "memory");
+
+	buf_addf(b, "%s-bound: ", memory ? "memory" : "compute");
+	roofline_side(b, roofline, memory);
+	if (!basis && (!memory || num(roofline, "flops") > 0)) {
+		buf_adds(b, "; ");
+		roofline_side(b, roofline, !memory);
+	}
 }
 
 json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source)

@@ -80,10 +80,14 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
  * roofline_ms / time). Nothing is added when a figure is missing.
  */
 void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision);
-/* The unit of a roofline's compute work: "OP" for int8 operations,
- * "FLOP" for floating-point ones (printed as GOP and TOP/s, or GFLOP and
- * TFLOP/s). */
-const char *eval_roofline_unit(const json_t *roofline);
+/* Appends what a roofline bound is made of, in the words every surface
+ * uses (egg eval, the profile agent's prompt): "memory-bound: 190.0 MB at
+ * 4.50 TB/s" or "compute-bound: 275 GFLOP at 784.4 TFLOP/s bf16" (int8
+ * work in GOP and TOP/s). basis: "memory" or "compute" names that side
+ * alone; NULL gives the bound's own side and then the other one's figures
+ * (unless no work was counted there). */
+struct buf;
+void eval_roofline_text(struct buf *b, const json_t *roofline, const char *basis);
 
 /*
  * Evaluates a candidate. The result is the worker's verdict plus eager_ms,

@@ -168,15 +168,9 @@ static char *timing_text(struct pipe *p, const struct cand *c)
 		buf_adds(&t, " [CPU timings: Triton interpreter]");
 	else if (b && !isnan(num(b, "roofline_ms"))) {
 		const json_t *rl = json_object_get(b, "roofline");
-		if (!strcmp(json_string_value(json_object_get(rl, "bound")) ?: "", "memory"))
-			buf_addf(&t, "\nSpeed of light: %.4f ms (memory-bound: the inputs, weights and outputs, %.1f MB, "
-				     "at the measured %.2f TB/s)",
-				 num(b, "roofline_ms"), num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
-		else
-			buf_addf(&t, "\nSpeed of light: %.4f ms (compute-bound: %.3g G%s at the measured %.1f T%s/s %s)",
-				 num(b, "roofline_ms"), num(rl, "flops") / 1e9, eval_roofline_unit(rl),
-				 num(rl, "peak_flops_s") / 1e12, eval_roofline_unit(rl),
-				 json_string_value(json_object_get(rl, "peak")) ?: "");
+		buf_addf(&t, "\nSpeed of light: %.4f ms (", num(b, "roofline_ms"));
+		eval_roofline_text(&t, rl, NULL);
+		buf_adds(&t, "; measured peaks, the inputs, weights and outputs moved once)");
 		buf_addf(&t, "; this kernel runs at %.0f%% of it (eager at %.0f%%). Little is left to gain near 100%%.",
 			 100 * num(b, "roofline_ms") / c->ms, num(b, "eager_sol_pct"));
 	}

@@ -45,7 +45,7 @@ assert int(sys.argv[3]) > int(sys.argv[2]) + 4, sys.argv[2:]
 PY
 
 check "the profile agent is told the speed of light and the kernel's %SOL" sh -c \
-	"cat '$TMP/all/calls/'*profile*.user.md | grep -q 'Speed of light: 0.1900 ms (memory-bound: the inputs, weights and outputs, 190.0 MB, at the measured 1.00 TB/s); this kernel runs at'"
+	"cat '$TMP/all/calls/'*profile*.user.md | grep -q 'Speed of light: 0.1900 ms (memory-bound: 190.0 MB at 1.00 TB/s; measured peaks, the inputs, weights and outputs moved once); this kernel runs at'"
 check "a tuning stage with nothing to change keeps the kernel without asking for a new one" sh -c \
 	"grep -q 'kept as is: nothing to change in this stage' '$TMP/all/decisions.jsonl' && \
 	 test \$(ls '$TMP/all/calls' | grep -c 'code.tune.json') -eq 2"
@@ -70,10 +70,10 @@ assert abs(j["sol_pct"] - 100 * 0.19 / j["kernel_ms"]) < 1e-6, j
 assert any(f.startswith("beyond_flop_bound") for f in j["flags"]), j["flags"]
 PY
 FAKEWORKER_FLOPS=1e11 run_egg eval --device cuda --worker-cmd "$FAKE" "$TASK" "$SRC/tests/tasks/bias_relu_scale_kernel.py"
-expect_out "^roofline: +0.1900 ms \(memory-bound: " "egg eval names the bound it measured against"
+expect_out "^roofline: +0.1900 ms \(memory-bound: 190.0 MB at 1.00 TB/s, measured peaks\)" "egg eval names the bound it measured against"
 FAKEWORKER_FLOPS=1e11 run_egg eval --device cuda --worker-cmd "$FAKE" "$TASK"
 expect_rc 0 "egg eval without a kernel measures the task's bounds"
-expect_out "^roofline: +3.0000 ms \(compute-bound; 100 GFLOP counted at 33.3 TFLOP/s fp32 as tf32x3" \
+expect_out "^roofline: +3.0000 ms \(compute-bound: 100 GFLOP at 33.3 TFLOP/s fp32 as tf32x3; 190.0 MB at 1.00 TB/s, measured peaks\)" \
 	"with the bound, the FLOPs and the peak in force"
 expect_out "^eager: +1.0000 ms +300.0% of the roofline bound" "and eager's %SOL"
 

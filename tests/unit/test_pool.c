@@ -1,5 +1,6 @@
 /* test_pool.c: the device pool's memory admission and the secrets taken out of the environment. */
 #include <math.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "../../src/eval/pool.h"
 #include "../../src/config/config.h"
 #include "../../src/eval/eval.h"
+#include "../../src/util/buf.h"
 #include "../../src/util/timeutil.h"
 #include "unit.h"
 
@@ -98,6 +100,20 @@ static void test_secrets(void)
 	CHECK_STR(config_secret("ANTHROPIC_API_KEY"), "sk-ant-unit-4f2a9", "egg still knows it");
 }
 
+/* A roofline's description as egg prints it (eval_roofline_text). */
+static int roofline_text_is(const json_t *rl, const char *basis, const char *want)
+{
+	struct buf text = BUF_INIT;
+	int same;
+
+	eval_roofline_text(&text, rl, basis);
+	same = !strcmp(buf_str(&text), want);
+	if (!same)
+		fprintf(stderr, "# roofline text: got '%s', want '%s'\n", buf_str(&text), want);
+	buf_release(&text);
+	return same;
+}
+
 /* The roofline bound from a baseline's work and a calibration, figures
  * checked by hand. */
 static void test_roofline(void)
@@ -143,15 +159,17 @@ static void test_roofline(void)
 	rl = json_object_get(b, "roofline");
 	CHECK(!strcmp(json_string_value(json_object_get(rl, "peak")), "fp32") &&
 	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 20.0) < 1e-9 &&
-	      !strcmp(eval_roofline_unit(rl), "FLOP"),
+	      roofline_text_is(rl, NULL, "compute-bound: 1000 GFLOP at 50.0 TFLOP/s fp32; 1000.0 MB at 4.00 TB/s"),
 	      "int8 and float work: the float part (1e12 at 50 TFLOP/s, 20 ms) is the larger, named fp32");
 	json_object_set_new(json_object_get(b, "work"), "flops", json_real(4e12 + 1e9));
 	eval_attach_roofline(b, cal, "fp32");
 	rl = json_object_get(b, "roofline");
 	CHECK(!strcmp(json_string_value(json_object_get(rl, "peak")), "int8") &&
 	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 2.5) < 1e-9 &&
-	      json_number_value(json_object_get(rl, "flops")) == 4e12 && !strcmp(eval_roofline_unit(rl), "OP"),
-	      "int8 work at the int8 peak: 4e12 operations at 1600 TOP/s, 2.5 ms, counted in OP");
+	      json_number_value(json_object_get(rl, "flops")) == 4e12 &&
+	      roofline_text_is(rl, "compute", "compute-bound: 4000 GOP at 1600.0 TOP/s int8") &&
+	      roofline_text_is(rl, "memory", "memory-bound: 1000.0 MB at 4.00 TB/s"),
+	      "int8 work at the int8 peak: 4e12 operations at 1600 TOP/s, 2.5 ms, written in GOP and TOP/s");
 	json_object_del(cal, "int8_ops_s");
 	eval_attach_roofline(b, cal, "fp32");
 	CHECK(fabs(json_number_value(json_object_get(b, "roofline_ms")) - 0.25) < 1e-9,

@@ -98,6 +98,9 @@ def main() -> int:
     r = verdict(w, "inplace_rope.py", "inplace_rope_untouched_kernel.py")
     tap.ok(r.get("ok") and r["result"]["stage"] == "correctness" and "output 1" in (r["result"]["reason"] or ""),
            "a kernel that returns the right norm but leaves q as it was fails: q's final value is output 1", r)
+    r = verdict(w, "inplace_clamp.py", "inplace_clamp_kernel.py")
+    tap.ok(passed(r) and any(f.startswith("in_place: the reference modifies input(s) 0") for f in flags(r)),
+           "an in-place write that changes no byte of the task's own inputs still makes the input a result", r)
     r = verdict(w, "bias_relu_scale.py", "bias_relu_scale_firstcall_kernel.py")
     tap.ok(passed(r) and r["result"]["triton_launches"] == 1,
            "launches per call are a later call's: a first call that launches 3 (an autotuner timing its configs) "

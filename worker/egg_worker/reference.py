@@ -14,6 +14,7 @@ import os
 import time
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import faults, roofline, sandbox
 from .checksums import checksum, checksum_close
@@ -68,6 +69,27 @@ def _build(job: dict, device: torch.device):
     return task, model
 
 
+class _Writes(TorchDispatchMode):
+    """Storages that a forward's operators write into (arguments their
+    schema marks as written: relu_, copy_, index_put_, out=): an in-place
+    write counts even where it leaves the bytes as they were."""
+
+    def __init__(self):
+        super().__init__()
+        self.storages: set = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for i, arg in enumerate(func._schema.arguments):
+            if arg.alias_info is None or not arg.alias_info.is_write:
+                continue
+            value = kwargs.get(arg.name) if arg.name in kwargs else (args[i] if i < len(args) else None)
+            for t in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(t, torch.Tensor):
+                    self.storages.add(t.untyped_storage().data_ptr())
+        return func(*args, **kwargs)
+
+
 def _forward(model, inputs: list, device: torch.device, mutated: list = ()) -> tuple[list, list]:
     """The reference's outputs (flattened, on the device, then the inputs at
     `mutated`, modified in place) and their kinds."""
@@ -113,10 +135,14 @@ class Reference:
         inputs = trial_inputs(self.task, seed, 0, self.device, "task")
         in_bytes = nbytes(inputs)
         before = [fingerprint(x) if isinstance(x, torch.Tensor) else None for x in inputs]
-        outs, kinds = _forward(self.model, inputs, self.device)
-        # Inputs the reference modifies in place: their final values are
-        # results too, which a candidate must leave the same way.
-        self.mutated = [k for k, (x, f) in enumerate(zip(inputs, before)) if f is not None and fingerprint(x) != f]
+        writes = _Writes()
+        with writes:
+            outs, kinds = _forward(self.model, inputs, self.device)
+        # Inputs the reference modifies in place (written by an operator, or
+        # with other bytes after the call): their final values are results
+        # too, which a candidate must leave the same way.
+        self.mutated = [k for k, (x, f) in enumerate(zip(inputs, before)) if f is not None and (
+            fingerprint(x) != f or (x.numel() and x.untyped_storage().data_ptr() in writes.storages))]
         outs, kinds = outs + [inputs[k].detach() for k in self.mutated], kinds + ["tensor"] * len(self.mutated)
         spans = [(x.untyped_storage().data_ptr(), x.untyped_storage().data_ptr() + x.untyped_storage().nbytes())
                  for x in inputs if isinstance(x, torch.Tensor) and x.numel()]

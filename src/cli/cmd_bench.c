@@ -147,10 +147,13 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	if (ctx.json && report)
 		cmd_print_json(json_incref(report));
 	{
-		int found, infra, waiting;
-		run_counts(run, &found, &infra, &waiting);
-		if (infra == run_task_count(run)) {
-			err_set(ERR_INFRA, "every task failed on infrastructure; resume with 'egg bench --resume %s'", run_id(run));
+		int found, stopped, waiting;
+		run_counts(run, &found, &stopped, &waiting);
+		if (stopped) {
+			/* Not finished: the run is no verdict until a resume finishes it. */
+			err_set(ERR_INFRA, "%d of %d task(s) stopped on an infrastructure failure (first: %s); the others %s; "
+				"resume with 'egg bench --resume %s'", stopped, run_task_count(run), run_first_stop(run),
+				waiting ? "finished or wait for replies" : "finished", run_id(run));
 			code = err_report();
 		} else if (waiting) {
 			json_t *pending = spool_pending(ctx.cfg.llm_spool);

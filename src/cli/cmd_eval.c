@@ -201,6 +201,11 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	}
 	json_object_set_new(res, "task", json_string(ctx.args.v[0]));
 	json_object_set_new(res, "kernel", json_string(ctx.args.v[1]));
+	/* Jobs run again after a lost worker: egg's infrastructure, not the kernel. */
+	json_object_set_new(res, "worker_retries", json_integer(worker_retries(w)));
+	if (worker_retries(w) && !ctx.json)
+		fprintf(stderr, "egg: the eval worker was lost %ld time(s); each job it had in hand ran again on a fresh "
+			"worker (infrastructure, not the kernel's doing)\n", worker_retries(w));
 	if (ctx.json)
 		cmd_print_json(json_incref(res));
 	else

@@ -20,7 +20,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	struct run_opts ro = { 0 };
 	struct strvec devices = STRVEC_INIT, paths = STRVEC_INIT;
 	struct run *run = NULL;
-	const char *output = NULL, *run_dir = NULL, *existing = NULL, *status;
+	const char *output = NULL, *run_dir = NULL, *existing = NULL;
 	int table = 0, code;
 	const struct opt own[] = {
 		{ "output", 'o', OPT_STRING, &output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
@@ -79,8 +79,9 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	run_execute(run, 1, !ctx.json && !pf.quiet ? RUN_EVENTS : RUN_QUIET);
 	ts = run_task(run, 0);
 	result = ts->result;
-	status = json_string_value(json_object_get(result, "status"));
-	if (json_is_true(json_object_get(result, "found")) && output) {
+	/* -o gets the kernel of a finished task only: a task that waits for
+	 * replies or stopped has a best kernel so far, not its result. */
+	if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")) && output) {
 		const char *final = json_string_value(json_object_get(result, "final_kernel"));
 		struct buf k = BUF_INIT;
 		if (fs_read(final, &k) < 0 || fs_write_atomic(output, k.data, k.len) < 0) {
@@ -99,20 +100,20 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	}
 	if (ctx.json)
 		cmd_print_json(json_incref(result));
-	else if (json_is_true(json_object_get(result, "found")))
+	else if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")))
 		printf("%s\n", json_string_value(json_object_get(result, "final_kernel")));
-	if (!strcmp(status ?: "", "waiting")) {
+	if (ts->status == TASK_WAITING) {
 		json_t *pending = spool_pending(ctx.cfg.llm_spool);
 		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending; write each reply to %s/replies/KEY.txt "
 			"and run the same command again", json_array_size(pending), ctx.cfg.llm_spool, ctx.cfg.llm_spool);
 		json_decref(pending);
 		code = err_report();
-	} else if (!strcmp(ts->error_kind, "input")) {
+	} else if (ts->status == TASK_FAILED) {
 		err_set(ERR_INPUT, "%s", json_string_value(json_object_get(result, "stop_reason")) ?: "bad task");
 		code = err_report();
-	} else if (!strcmp(status ?: "", "failed")) {
-		err_set(ERR_INFRA, "%s%s", json_string_value(json_object_get(result, "stop_reason")) ?: "failed",
-			json_is_true(json_object_get(result, "found")) ? " (the best kernel so far was written)" : "");
+	} else if (ts->status == TASK_STOPPED) {
+		err_set(ERR_INFRA, "%s; run the same command again to go on", json_string_value(json_object_get(result,
+			"stop_reason")) ?: "stopped by an infrastructure failure");
 		code = err_report();
 	} else if (!json_is_true(json_object_get(result, "found"))) {
 		const char *why = json_string_value(json_object_get(result, "stop_reason"));

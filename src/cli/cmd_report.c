@@ -85,14 +85,16 @@ int cmd_runs(const struct command *self, int argc, char **argv)
 	if (ctx.json) {
 		cmd_print_json(json_pack("{s:O}", "runs", runs));
 	} else {
-		printf("%-36s %-9s %-8s %-20s %6s %6s %6s %7s %10s\n", "run", "command", "status", "created", "tasks", "done",
-		       "failed", "waiting", "cost");
+		printf("%-36s %-9s %-8s %-20s %6s %6s %6s %7s %7s %10s\n", "run", "command", "status", "created", "tasks",
+		       "done", "failed", "waiting", "stopped", "cost");
 		json_array_foreach(runs, i, r)
-			printf("%-36s %-9s %-8s %-20s %6lld %6lld %6lld %7lld %10.4f\n", json_string_value(json_object_get(r, "id")),
-			       json_string_value(json_object_get(r, "command")), json_string_value(json_object_get(r, "status")),
-			       json_string_value(json_object_get(r, "created")), json_integer_value(json_object_get(r, "tasks")),
-			       json_integer_value(json_object_get(r, "done")), json_integer_value(json_object_get(r, "failed")),
-			       json_integer_value(json_object_get(r, "waiting")), json_number_value(json_object_get(r, "cost_usd")));
+			printf("%-36s %-9s %-8s %-20s %6lld %6lld %6lld %7lld %7lld %10.4f\n",
+			       json_string_value(json_object_get(r, "id")), json_string_value(json_object_get(r, "command")),
+			       json_string_value(json_object_get(r, "status")), json_string_value(json_object_get(r, "created")),
+			       json_integer_value(json_object_get(r, "tasks")), json_integer_value(json_object_get(r, "done")),
+			       json_integer_value(json_object_get(r, "failed")), json_integer_value(json_object_get(r, "waiting")),
+			       json_integer_value(json_object_get(r, "stopped")),
+			       json_number_value(json_object_get(r, "cost_usd")));
 	}
 	code = EXIT_DONE;
 out:

@@ -1,6 +1,7 @@
 /* flags.c: the command-line flags several commands share: evaluation flags and pipeline flags. */
 #include "flags.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +64,14 @@ int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval
 	return 0;
 }
 
+#define REPAIRS_UNSET INT_MIN
+
 void pipeline_flags_init(struct pipeline_flags *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->stop_at_sol = NAN;
+	/* Unset, as distinct from 0 repairs (which is a valid choice). */
+	f->seed_repairs = f->repairs = REPAIRS_UNSET;
 }
 
 const struct opt *pipeline_flag_options(struct pipeline_flags *f)
@@ -99,8 +104,8 @@ const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *po)
 {
 	pipeline_opts_init(po);
-	if (f->seeds < 0 || f->seed_repairs < 0 || f->repairs < 0 || f->top_k < 0 || f->max_tokens < 0 ||
-	    f->max_cost < 0) {
+	if (f->seeds < 0 || (f->seed_repairs < 0 && f->seed_repairs != REPAIRS_UNSET) ||
+	    (f->repairs < 0 && f->repairs != REPAIRS_UNSET) || f->top_k < 0 || f->max_tokens < 0 || f->max_cost < 0) {
 		err_set(ERR_INPUT, "budgets and counts must not be negative");
 		return -1;
 	}
@@ -115,9 +120,10 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 		po->seeds = f->seeds;
 	if (f->no_multi_seed)
 		po->seeds = 1;
-	if (f->seed_repairs || f->seeds)
-		po->seed_repairs = f->seed_repairs ? f->seed_repairs : po->seed_repairs;
-	po->repairs = f->repairs ? f->repairs : po->repairs;
+	if (f->seed_repairs != REPAIRS_UNSET)
+		po->seed_repairs = f->seed_repairs;
+	if (f->repairs != REPAIRS_UNSET)
+		po->repairs = f->repairs;
 	if (f->top_k > 8 || f->seeds > 16) {
 		err_set(ERR_INPUT, f->top_k > 8 ? "--top-k is at most 8" : "--seeds is at most 16");
 		return -1;

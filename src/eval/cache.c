@@ -72,6 +72,7 @@ struct evcache *evcache_open(const char *dir)
 		return NULL;
 	}
 	chmod(dir, 0700);
+	fs_remove_stale_temps(dir);
 	return c;
 }
 

@@ -174,7 +174,7 @@ static int worker_start(struct worker *w)
 	w->starts++;
 	live_set(0, w->proc.pid);
 	if (read_line(w, &line, time_mono_ms() + START_TIMEOUT_MS, &timed_out) < 0) {
-		struct proc_status st;
+		struct proc_status st = { 0 };
 		char tmp[64];
 		live_set(w->proc.pid, 0);
 		proc_kill(&w->proc, 500, &st);
@@ -292,6 +292,16 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		int with_log = json_string_length(json_object_get(reply, "log")) && w->log_path;
 		kind = json_string_value(json_object_get(reply, "kind"));
+		if (kind && !strcmp(kind, "lost")) {
+			/* A process of the job was killed from outside: whatever
+			 * killed it may be taking the worker down too, so the job
+			 * runs again on a fresh one. */
+			err_set(ERR_INFRA, "eval worker lost the job: %s",
+				json_string_value(json_object_get(reply, "error")) ?: "killed from outside");
+			worker_kill(w);
+			w->lost = 1;
+			goto out;
+		}
 		err_set(kind && !strcmp(kind, "input") ? ERR_INPUT : ERR_INFRA, "%s%s%s%s",
 			json_string_value(json_object_get(reply, "error")) ?: "the worker failed the job",
 			with_log ? " (traceback in " : "", with_log ? w->log_path : "", with_log ? ")" : "");
@@ -312,7 +322,7 @@ const json_t *worker_probe(struct worker *w)
 		return w->probe;
 	json_decref(w->probe);
 	req = json_pack("{s:s, s:b}", "op", "probe", "ncu", 0);
-	w->probe = worker_call(w, req, 300000);
+	w->probe = worker_call_retry(w, req, 300000);
 	json_decref(req);
 	w->probe_start = w->starts;
 	return w->probe;
@@ -327,12 +337,26 @@ json_t *worker_call_retry(struct worker *w, json_t *request, double timeout_ms)
 {
 	json_t *res = worker_call(w, request, timeout_ms);
 	if (!res && w->lost) {
-		/* The worker itself died, hung or talked nonsense (not the job:
-		 * that is a verdict or an error reply). Once more on a fresh one:
-		 * a lost node or a killed Slurm step costs a retry, not a task. */
+		/* The worker itself died, hung, talked nonsense or saw a process
+		 * of the job killed from outside (not the job's own failure: that
+		 * is a verdict or an error reply). Once more on a fresh worker: a
+		 * lost node or a killed Slurm step costs a retry, not a task. Lost
+		 * again, the job is an infrastructure failure, never a verdict. */
+		char *first = xstrdup(err_msg());
 		err_clear();
 		w->retries++;
 		res = worker_call(w, request, timeout_ms);
+		if (!res && w->lost) {
+			char *second = xstrdup(err_msg());
+			if (!strcmp(first, second))
+				err_set(ERR_INFRA, "the job lost its eval worker twice, the second time on a fresh one (both "
+					"times: %s)", first);
+			else
+				err_set(ERR_INFRA, "the job lost its eval worker twice (%s; then, on a fresh worker: %s)",
+					first, second);
+			free(second);
+		}
+		free(first);
 	}
 	return res;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../pipeline/stages.h"
+#include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -54,6 +55,37 @@ static const char *pct_text(double v, char *out, size_t len)
 	return out;
 }
 
+/* "1.23x" for a speedup, or "-" when there is none. `out` holds 16 bytes. */
+static const char *ratio_text(double v, char *out)
+{
+	if (isnan(v))
+		snprintf(out, 16, "-");
+	else
+		snprintf(out, 16, "%.2fx", v);
+	return out;
+}
+
+/* One figure in `fmt`, or "-" when there is none. `out` holds 16 bytes. */
+static const char *figure_text(const char *fmt, double v, char *out)
+{
+	if (isnan(v))
+		snprintf(out, 16, "-");
+	else
+		snprintf(out, 16, fmt, v);
+	return out;
+}
+
+/* "42%" for a rate, or "-" when there is none (no finished task). `out`
+ * holds 16 bytes. */
+static const char *rate_text(double v, char *out)
+{
+	if (isnan(v))
+		snprintf(out, 16, "-");
+	else
+		snprintf(out, 16, "%.0f%%", 100 * v);
+	return out;
+}
+
 static int by_value(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -84,14 +116,25 @@ static json_t *sol_stats(const json_t *rows, const char *key, int found_only)
 	return out;
 }
 
+/* Why a task has not finished, in words. */
+static const char *not_finished_why(const json_t *r, enum task_status ts)
+{
+	const char *why = json_string_value(json_object_get(r, "stop_reason"));
+	if (ts == TASK_STOPPED)
+		return why ? why : "an infrastructure failure";
+	if (ts == TASK_WAITING)
+		return "it waits for a reply in the --llm-spool folder";
+	return ts == TASK_RUNNING ? "egg stopped while it ran (resume the run)" : "it has not started";
+}
+
 /* Metrics over the task rows in `rows`. */
 static json_t *metrics(const json_t *rows)
 {
 	struct acc eager = { 0 }, compile = { 0 }, existing = { 0 }, gains[STAGE_COUNT];
 	double fast[4] = { 0 }, tokens_in = 0, tokens_out = 0, cost = 0, wall = 0;
 	static const double ps[4] = { 0, 1, 1.5, 2 };
-	int n = (int)json_array_size(rows), finished = 0, failed = 0, waiting = 0, success = 0;
-	json_t *pending = json_array();
+	int n = (int)json_array_size(rows), finished = 0, failed = 0, waiting = 0, stopped = 0, success = 0;
+	json_t *pending = json_array(), *not_finished = json_array();
 	size_t i;
 	const json_t *r;
 	json_t *stages_out = json_array(), *out;
@@ -105,15 +148,20 @@ static json_t *metrics(const json_t *rows)
 		const json_t *st = json_object_get(r, "stages"), *row;
 		size_t j;
 		double prev = NAN;
-		if (status && (!strcmp(status, "done") || !strcmp(status, "failed")))
-			finished++;
-		if (status && !strcmp(status, "failed"))
-			failed++;
-		if (status && !strcmp(status, "waiting")) {
-			waiting++;
-			if (json_is_string(json_object_get(r, "pending_key")))
+		enum task_status ts = task_status_of(status);
+		if (!task_status_judged(ts)) {
+			/* Not finished (waiting, stopped, interrupted): in no rate. */
+			json_array_append_new(not_finished, json_pack("{s:O, s:s, s:s}", "task_id",
+								      json_object_get(r, "task_id"), "status",
+								      task_status_name(ts), "because", not_finished_why(r, ts)));
+			waiting += ts == TASK_WAITING;
+			stopped += ts == TASK_STOPPED;
+			if (ts == TASK_WAITING && json_is_string(json_object_get(r, "pending_key")))
 				json_array_append(pending, json_object_get(r, "pending_key"));
+			continue;
 		}
+		finished++;
+		failed += ts == TASK_FAILED;
 		if (found) {
 			success++;
 			acc_add(&eager, se);
@@ -146,20 +194,22 @@ static json_t *metrics(const json_t *rows)
 							    "gain_geomean", exp(gains[s].logsum / gains[s].n),
 							    "cumulative", cumulative, "n", gains[s].n));
 	}
-	out = json_pack("{s:i, s:i, s:i, s:i, s:i, s:o}", "tasks", n, "finished", finished, "failed", failed, "success",
-			success, "waiting", waiting, "pending_keys", pending);
-	json_object_set_new(out, "success_rate", n ? json_real((double)success / n) : json_null());
-	json_object_set_new(out, "fast_0", n ? json_real(fast[0] / n) : json_null());
-	json_object_set_new(out, "fast_1", n ? json_real(fast[1] / n) : json_null());
-	json_object_set_new(out, "fast_1_5", n ? json_real(fast[2] / n) : json_null());
-	json_object_set_new(out, "fast_2", n ? json_real(fast[3] / n) : json_null());
+	out = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "tasks", n, "finished", finished, "failed", failed,
+			"success", success, "waiting", waiting, "stopped", stopped, "pending_keys", pending, "not_finished",
+			not_finished);
+	/* Rates over the finished tasks only (a task that has not finished has no verdict yet). */
+	json_object_set_new(out, "success_rate", finished ? json_real((double)success / finished) : json_null());
+	json_object_set_new(out, "fast_0", finished ? json_real(fast[0] / finished) : json_null());
+	json_object_set_new(out, "fast_1", finished ? json_real(fast[1] / finished) : json_null());
+	json_object_set_new(out, "fast_1_5", finished ? json_real(fast[2] / finished) : json_null());
+	json_object_set_new(out, "fast_2", finished ? json_real(fast[3] / finished) : json_null());
 	json_object_set_new(out, "speedup_eager", acc_json(&eager));
 	json_object_set_new(out, "speedup_compile", acc_json(&compile));
 	json_object_set_new(out, "speedup_existing", acc_json(&existing));
-	json_object_set_new(out, "prompt_tokens_per_task", n ? json_real(tokens_in / n) : json_null());
-	json_object_set_new(out, "completion_tokens_per_task", n ? json_real(tokens_out / n) : json_null());
-	json_object_set_new(out, "cost_per_task", n ? json_real(cost / n) : json_null());
-	json_object_set_new(out, "wall_s_per_task", n ? json_real(wall / n) : json_null());
+	json_object_set_new(out, "prompt_tokens_per_task", finished ? json_real(tokens_in / finished) : json_null());
+	json_object_set_new(out, "completion_tokens_per_task", finished ? json_real(tokens_out / finished) : json_null());
+	json_object_set_new(out, "cost_per_task", finished ? json_real(cost / finished) : json_null());
+	json_object_set_new(out, "wall_s_per_task", finished ? json_real(wall / finished) : json_null());
 	json_object_set_new(out, "stages", stages_out);
 	json_object_set_new(out, "sol", json_pack("{s:o, s:o, s:o}", "kernel", sol_stats(rows, "sol_pct", 1), "eager",
 						  sol_stats(rows, "eager_sol_pct", 0), "compile",
@@ -294,12 +344,14 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 {
 	const json_t *se = json_object_get(m, "speedup_eager"), *sc = json_object_get(m, "speedup_compile"), *st;
 	size_t i;
-	fprintf(f, "%s: %lld tasks, %lld finished, %lld failed, %lld waiting; success %.0f%%; fast_0 %.0f%%, fast_1 %.0f%%, "
-		   "fast_1.5 %.0f%%, fast_2 %.0f%%\n", name, json_integer_value(json_object_get(m, "tasks")),
+	char r[5][16];
+	fprintf(f, "%s: %lld tasks, %lld finished, %lld failed, %lld waiting, %lld stopped; success %s; fast_0 %s, "
+		   "fast_1 %s, fast_1.5 %s, fast_2 %s%s\n", name, json_integer_value(json_object_get(m, "tasks")),
 		json_integer_value(json_object_get(m, "finished")), json_integer_value(json_object_get(m, "failed")),
-		json_integer_value(json_object_get(m, "waiting")),
-		100 * num(m, "success_rate"), 100 * num(m, "fast_0"), 100 * num(m, "fast_1"), 100 * num(m, "fast_1_5"),
-		100 * num(m, "fast_2"));
+		json_integer_value(json_object_get(m, "waiting")), json_integer_value(json_object_get(m, "stopped")),
+		rate_text(num(m, "success_rate"), r[0]), rate_text(num(m, "fast_0"), r[1]),
+		rate_text(num(m, "fast_1"), r[2]), rate_text(num(m, "fast_1_5"), r[3]), rate_text(num(m, "fast_2"), r[4]),
+		json_integer_value(json_object_get(m, "finished")) ? "" : " (no task has finished: no rate yet)");
 	if (json_integer_value(json_object_get(se, "n")))
 		fprintf(f, "  speedup vs eager: mean %.2fx, geomean %.2fx (n=%lld)\n", num(se, "mean"), num(se, "geomean"),
 			json_integer_value(json_object_get(se, "n")));
@@ -326,8 +378,13 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 			fprintf(f, "  speedup vs the existing kernels: mean %.2fx, geomean %.2fx (n=%lld)\n", num(sx, "mean"),
 				num(sx, "geomean"), json_integer_value(json_object_get(sx, "n")));
 	}
-	fprintf(f, "  per task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n", num(m, "prompt_tokens_per_task"),
-		num(m, "completion_tokens_per_task"), num(m, "cost_per_task"), num(m, "wall_s_per_task"));
+	if (json_integer_value(json_object_get(m, "finished")))
+		fprintf(f, "  per finished task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n",
+			num(m, "prompt_tokens_per_task"), num(m, "completion_tokens_per_task"), num(m, "cost_per_task"),
+			num(m, "wall_s_per_task"));
+	json_array_foreach(json_object_get(m, "not_finished"), i, st)
+		fprintf(f, "  not finished: %s (%s), because %s\n", json_string_value(json_object_get(st, "task_id")),
+			json_string_value(json_object_get(st, "status")), json_string_value(json_object_get(st, "because")));
 	json_array_foreach(json_object_get(m, "pending_keys"), i, st)
 		fprintf(f, "  waiting for a reply to %s\n", json_string_value(st));
 	json_array_foreach(json_object_get(m, "stages"), i, st)
@@ -573,15 +630,34 @@ int report_html(const json_t *rep, const char *path)
 		buf_adds(&b, "</p>");
 		free(setup);
 	}
-	buf_addf(&b, "<h2>Summary</h2><table><tr><th>tasks</th><th>success</th><th>fast_0</th><th>fast_1</th>"
-		     "<th>fast_1.5</th><th>fast_2</th><th>mean speedup vs eager</th><th>geomean vs eager</th>"
-		     "<th>geomean vs torch.compile</th><th>cost/task</th><th>wall/task</th></tr>"
-		     "<tr><td>%lld</td><td>%.0f%%</td><td>%.0f%%</td><td>%.0f%%</td><td>%.0f%%</td><td>%.0f%%</td>"
-		     "<td>%.2fx</td><td>%.2fx</td><td>%.2fx</td><td>$%.4f</td><td>%.1f s</td></tr></table>",
-		 json_integer_value(json_object_get(all, "tasks")), 100 * num(all, "success_rate"), 100 * num(all, "fast_0"),
-		 100 * num(all, "fast_1"), 100 * num(all, "fast_1_5"), 100 * num(all, "fast_2"),
-		 num(json_object_get(all, "speedup_eager"), "mean"), num(json_object_get(all, "speedup_eager"), "geomean"),
-		 num(json_object_get(all, "speedup_compile"), "geomean"), num(all, "cost_per_task"), num(all, "wall_s_per_task"));
+	{
+		char r[5][16], x[5][16];
+		buf_addf(&b, "<h2>Summary</h2><table><tr><th>tasks</th><th>finished</th><th>success</th><th>fast_0</th>"
+			     "<th>fast_1</th><th>fast_1.5</th><th>fast_2</th><th>mean speedup vs eager</th>"
+			     "<th>geomean vs eager</th><th>geomean vs torch.compile</th><th>cost/task</th><th>wall/task</th></tr>"
+			     "<tr><td>%lld</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+			     "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr></table>",
+			 json_integer_value(json_object_get(all, "tasks")), json_integer_value(json_object_get(all, "finished")),
+			 rate_text(num(all, "success_rate"), r[0]), rate_text(num(all, "fast_0"), r[1]),
+			 rate_text(num(all, "fast_1"), r[2]), rate_text(num(all, "fast_1_5"), r[3]),
+			 rate_text(num(all, "fast_2"), r[4]), ratio_text(num(json_object_get(all, "speedup_eager"), "mean"), x[0]),
+			 ratio_text(num(json_object_get(all, "speedup_eager"), "geomean"), x[1]),
+			 ratio_text(num(json_object_get(all, "speedup_compile"), "geomean"), x[2]),
+			 figure_text("$%.4f", num(all, "cost_per_task"), x[3]), figure_text("%.1f s", num(all, "wall_s_per_task"), x[4]));
+		if (!json_integer_value(json_object_get(all, "finished")))
+			buf_adds(&b, "<p>No task has finished: no rate yet.</p>");
+		else if (!json_integer_value(json_object_get(json_object_get(all, "speedup_eager"), "n")))
+			buf_adds(&b, "<p>No task found a kernel: no speedup to average (-).</p>");
+		json_array_foreach(json_object_get(all, "not_finished"), i, st) {
+			buf_adds(&b, "<p class=\"fail\">Not finished: ");
+			html_text(&b, json_string_value(json_object_get(st, "task_id")));
+			buf_adds(&b, " (");
+			html_text(&b, json_string_value(json_object_get(st, "status")));
+			buf_adds(&b, "), because ");
+			html_text(&b, json_string_value(json_object_get(st, "because")));
+			buf_adds(&b, "</p>");
+		}
+	}
 	{
 		const json_t *sol = json_object_get(all, "sol");
 		char km[32], em[32], cm[32];

@@ -155,18 +155,16 @@ int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir
 			return -1;
 		}
 		r->ntasks++;
-		/* Finished tasks of a resumed run stay finished, except infrastructure
-		 * failures and waits, which a resume runs again. */
+		/* Finished tasks of a resumed run stay finished; tasks that were
+		 * stopped (infrastructure), waiting or interrupted run again. */
 		json_array_foreach(r->known, k, t) {
-			const char *st = json_string_value(json_object_get(t, "status"));
-			const json_t *res = json_object_get(t, "result");
-			const char *kind = json_string_value(json_object_get(res, "error_kind"));
+			enum task_status st = task_status_of(json_string_value(json_object_get(t, "status")));
 			if (strcmp(ts->task_id, json_string_value(json_object_get(t, "task_id")) ?: ""))
 				continue;
-			if (st && (!strcmp(st, "done") || (!strcmp(st, "failed") && !(kind && !strcmp(kind, "infra"))))) {
+			if (task_status_judged(st)) {
 				ts->finished = 1;
-				snprintf(ts->status, sizeof(ts->status), "%s", st);
-				ts->result = json_incref((json_t *)res);
+				ts->status = st;
+				ts->result = json_incref(json_object_get(t, "result"));
 			}
 		}
 	}
@@ -207,7 +205,7 @@ static void *progress_thread(void *arg)
 	int tty = isatty(2), drawn = 0, reported = 0;
 	double last_plain = 0;
 	for (;;) {
-		int done = 0, failed = 0, waiting = 0, running = 0, finished_now = 0, stop;
+		int done = 0, failed = 0, waiting = 0, stopped = 0, running = 0, finished_now = 0, stop;
 		long tokens = 0;
 		double cost = 0, elapsed = (time_mono_ms() - b->t0) / 1000, eta;
 		char el[32], et[32];
@@ -219,12 +217,10 @@ static void *progress_thread(void *arg)
 			cost += t->cost;
 			if (t->finished) {
 				finished_now++;
-				if (!strcmp(t->status, "failed"))
-					failed++;
-				else if (!strcmp(t->status, "waiting"))
-					waiting++;
-				else
-					done++;
+				failed += t->status == TASK_FAILED;
+				waiting += t->status == TASK_WAITING;
+				stopped += t->status == TASK_STOPPED;
+				done += t->status == TASK_DONE;
 			} else if (t->running) {
 				running++;
 			}
@@ -232,8 +228,9 @@ static void *progress_thread(void *arg)
 		eta = finished_now ? elapsed / finished_now * (b->ntasks - finished_now) : NAN;
 		fmt_time(el, sizeof(el), elapsed);
 		fmt_time(et, sizeof(et), eta);
-		buf_addf(&out, "egg bench %s: %d/%d done, %d running, %d failed, %d waiting; %ld tokens, $%.4f; elapsed %s, ETA %s\n",
-			 b->shared.run_id, done, b->ntasks, running, failed, waiting, tokens, cost, el, et);
+		buf_addf(&out, "egg bench %s: %d/%d done, %d running, %d failed, %d waiting, %d stopped; %ld tokens, $%.4f; "
+			 "elapsed %s, ETA %s\n", b->shared.run_id, done, b->ntasks, running, failed, waiting, stopped, tokens,
+			 cost, el, et);
 		for (int i = 0; i < b->ntasks; i++) {
 			const struct task_state *t = &b->tasks[i];
 			if (t->running)
@@ -296,7 +293,7 @@ static void write_device_use(struct run *r)
 void run_execute(struct run *r, int jobs, enum run_progress progress)
 {
 	pthread_t *threads, board;
-	int waiting = 0;
+	int waiting = 0, stopped = 0;
 	if (jobs <= 0)
 		jobs = 2 * (int)r->devices.n;
 	r->shared.print_progress = progress == RUN_EVENTS;
@@ -317,9 +314,11 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 		pthread_join(board, NULL);
 	free(threads);
 	write_device_use(r);
-	for (int i = 0; i < r->ntasks; i++)
-		waiting += !strcmp(r->tasks[i].status, "waiting");
-	store_run_set_status(r->shared.store, r->id, waiting ? "waiting" : "done");
+	for (int i = 0; i < r->ntasks; i++) {
+		waiting += r->tasks[i].status == TASK_WAITING;
+		stopped += r->tasks[i].status == TASK_STOPPED;
+	}
+	store_run_set_status(r->shared.store, r->id, stopped ? "stopped" : waiting ? "waiting" : "done");
 	err_clear();
 }
 
@@ -343,14 +342,22 @@ json_t *run_report(struct run *r)
 	return report_compute(r->shared.store, r->id);
 }
 
-void run_counts(const struct run *r, int *found, int *infra, int *waiting)
+void run_counts(const struct run *r, int *found, int *stopped, int *waiting)
 {
-	*found = *infra = *waiting = 0;
+	*found = *stopped = *waiting = 0;
 	for (int i = 0; i < r->ntasks; i++) {
 		*found += json_is_true(json_object_get(r->tasks[i].result, "found"));
-		*infra += !strcmp(r->tasks[i].error_kind, "infra");
-		*waiting += !strcmp(r->tasks[i].status, "waiting");
+		*stopped += r->tasks[i].status == TASK_STOPPED;
+		*waiting += r->tasks[i].status == TASK_WAITING;
 	}
+}
+
+const char *run_first_stop(const struct run *r)
+{
+	for (int i = 0; i < r->ntasks; i++)
+		if (r->tasks[i].status == TASK_STOPPED)
+			return json_string_value(json_object_get(r->tasks[i].result, "stop_reason")) ?: "no reason recorded";
+	return NULL;
 }
 
 void run_close(struct run *r)

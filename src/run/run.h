@@ -54,7 +54,8 @@ struct run *run_resume(const struct config *cfg, const struct run_opts *o, const
  */
 int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir);
 /* Runs every unfinished task, `jobs` at once (0: 2 per device), and sets
- * the run's status ("done", or "waiting" when a task waits for a reply).
+ * the run's status: "done", "waiting" (a task waits for a reply) or
+ * "stopped" (an infrastructure failure stopped a task; a resume finishes it).
  * Task failures are the tasks' statuses, never this function's. */
 void run_execute(struct run *r, int jobs, enum run_progress progress);
 
@@ -63,8 +64,10 @@ int run_task_count(const struct run *r);
 const struct task_state *run_task(const struct run *r, int i);
 /* The report of the run (report_compute); owned, or NULL with the error. */
 json_t *run_report(struct run *r);
-/* Counts over the tasks: found a kernel, failed on infrastructure, waiting. */
-void run_counts(const struct run *r, int *found, int *infra, int *waiting);
+/* Counts over the tasks: found a kernel, stopped on infrastructure, waiting. */
+void run_counts(const struct run *r, int *found, int *stopped, int *waiting);
+/* Why the first stopped task stopped (borrowed), or NULL when none did. */
+const char *run_first_stop(const struct run *r);
 void run_close(struct run *r);
 
 /* A new run id (UTC time, `hint`, random suffix); owned. */

@@ -99,12 +99,13 @@ static void progress(void *ctx, const char *stage, const char *text)
 		fprintf(stderr, "egg: [%s] %s\n", stage, text);
 }
 
-static void finish(struct run_shared *rc, struct task_state *ts, const char *status, const char *kind, json_t *result)
+static void finish(struct run_shared *rc, struct task_state *ts, enum task_status status, const char *kind,
+		   json_t *result)
 {
 	pthread_mutex_lock(&rc->mu);
-	snprintf(ts->status, sizeof(ts->status), "%s", status);
+	ts->status = status;
 	snprintf(ts->error_kind, sizeof(ts->error_kind), "%s", kind);
-	json_object_set_new(result, "status", json_string(status));
+	json_object_set_new(result, "status", json_string(task_status_name(status)));
 	json_object_set_new(result, "error_kind", kind[0] ? json_string(kind) : json_null());
 	json_object_set_new(result, "wall_s", json_real((time_mono_ms() - ts->started) / 1000));
 	json_object_set_new(result, "device", json_string(pool_device_name(rc->pool, ts->device)));
@@ -249,12 +250,12 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	eo.cache = rc->cache;
 	eo.cache_verdicts = 1;
 	if (fs_read(ts->path, &task) < 0) {
-		finish(rc, ts, "failed", "input", failure(ts->path, err_msg()));
+		finish(rc, ts, TASK_FAILED, "input", failure(ts->path, err_msg()));
 		goto out;
 	}
 	rec = recorder_open(dir, rc->store ? &sink : NULL);
 	if (!rec) {
-		finish(rc, ts, "failed", "infra", failure(ts->path, err_msg()));
+		finish(rc, ts, TASK_STOPPED, "infra", failure(ts->path, err_msg()));
 		goto out;
 	}
 	slot = pool_acquire(rc->pool, ts->device);
@@ -265,7 +266,8 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	pool_release(rc->pool, slot);
 	if (!baseline) {
 		enum err_kind k = err_kind();
-		finish(rc, ts, "failed", k == ERR_INPUT ? "input" : "infra", failure(ts->path, err_msg()));
+		finish(rc, ts, k == ERR_INPUT ? TASK_FAILED : TASK_STOPPED, k == ERR_INPUT ? "input" : "infra",
+		       failure(ts->path, err_msg()));
 		goto out;
 	}
 	if (existing) {
@@ -357,7 +359,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		}
 		free(path);
 	}
-	finish(rc, ts, res.waiting ? "waiting" : res.infra || broken ? "failed" : "done",
+	finish(rc, ts, res.waiting ? TASK_WAITING : res.infra || broken ? TASK_STOPPED : TASK_DONE,
 	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
 out:
 	pipeline_result_clear(&res);

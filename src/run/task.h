@@ -38,7 +38,7 @@ struct task_state {
 	int device;
 	int running, finished;
 	char stage[32];
-	char status[16];		/* "done", "failed", "waiting" (for a reply in the spool) */
+	enum task_status status;	/* store.h: done, failed, waiting, stopped once finished */
 	long tokens;
 	double cost;
 	double started, ended;		/* monotonic ms */

@@ -37,8 +37,37 @@ static const char *const migrations[] = {
 	"  PRIMARY KEY (run_id, task_id, seq));"
 	"CREATE TABLE steps (run_id TEXT, task_id TEXT, seq INTEGER, data TEXT,"
 	"  PRIMARY KEY (run_id, task_id, seq));",
+	/* 2: a task an infrastructure failure stopped is 'stopped', no longer
+	 * 'failed' with error_kind 'infra' (it never had a verdict); so is its run. */
+	"UPDATE tasks SET status = 'stopped', result = json_set(result, '$.status', 'stopped')"
+	"  WHERE status = 'failed' AND json_extract(result, '$.error_kind') = 'infra';"
+	"UPDATE runs SET status = 'stopped' WHERE status = 'done'"
+	"  AND id IN (SELECT run_id FROM tasks WHERE status = 'stopped');",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+static const char *const task_status_names[] = {
+	[TASK_PENDING] = "pending", [TASK_RUNNING] = "running", [TASK_DONE] = "done",
+	[TASK_FAILED] = "failed", [TASK_WAITING] = "waiting", [TASK_STOPPED] = "stopped",
+};
+
+const char *task_status_name(enum task_status st)
+{
+	return (unsigned)st < sizeof(task_status_names) / sizeof(task_status_names[0]) ? task_status_names[st] : "?";
+}
+
+enum task_status task_status_of(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(task_status_names) / sizeof(task_status_names[0]); i++)
+		if (!strcmp(name, task_status_names[i]))
+			return (enum task_status)i;
+	return TASK_PENDING;
+}
+
+int task_status_judged(enum task_status st)
+{
+	return st == TASK_DONE || st == TASK_FAILED;
+}
 
 static int fail(struct store *s, const char *what)
 {
@@ -235,11 +264,12 @@ json_t *store_runs(struct store *s)
 		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done'),"
 		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'failed'),"
 		"  (SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls c WHERE c.run_id = r.id AND c.cached = 0),"
-		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'waiting')"
+		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'waiting'),"
+		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'stopped')"
 		" FROM runs r ORDER BY r.created DESC, r.id DESC";
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return out;
-	while (sqlite3_step(st) == SQLITE_ROW)
+	while (sqlite3_step(st) == SQLITE_ROW) {
 		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:I}", "id", column_text(st, 0),
 						     "created", column_text(st, 1), "command", column_text(st, 2),
 						     "status", column_text(st, 3),
@@ -248,6 +278,9 @@ json_t *store_runs(struct store *s)
 						     "failed", (json_int_t)sqlite3_column_int64(st, 6),
 						     "cost_usd", sqlite3_column_double(st, 7),
 						     "waiting", (json_int_t)sqlite3_column_int64(st, 8)));
+		json_object_set_new(json_array_get(out, json_array_size(out) - 1), "stopped",
+				    json_integer(sqlite3_column_int64(st, 9)));
+	}
 	sqlite3_finalize(st);
 	return out;
 }
@@ -282,11 +315,11 @@ int store_task_begin(struct store *s, const char *run_id, const char *task_id)
 	return rc;
 }
 
-int store_task_finish(struct store *s, const char *run_id, const char *task_id, const char *status,
+int store_task_finish(struct store *s, const char *run_id, const char *task_id, enum task_status status,
 		      json_t *result)
 {
 	return LOCKED(s, run_stmt(s, "UPDATE tasks SET status = ?, result = ?, finished = ? WHERE run_id = ? AND task_id = ?",
-				  "sjdss", status, result, time_wall_s(), run_id, task_id));
+				  "sjdss", task_status_name(status), result, time_wall_s(), run_id, task_id));
 }
 
 json_t *store_tasks(struct store *s, const char *run_id)

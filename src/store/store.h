@@ -11,7 +11,24 @@
  */
 struct store;
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
+
+/* A task's state: the tasks table's status column, and the reports'. */
+enum task_status {
+	TASK_PENDING,	/* registered, not started (or egg died while it ran) */
+	TASK_RUNNING,
+	TASK_DONE,	/* finished: a kernel found, or none and why (its stop_reason) */
+	TASK_FAILED,	/* finished without a pipeline: the task itself is unusable (error_kind "input") */
+	TASK_WAITING,	/* not finished: it waits for replies in the --llm-spool folder */
+	TASK_STOPPED,	/* not finished: an infrastructure failure stopped it (error_kind "infra") */
+};
+/* "pending", "running", "done", "failed", "waiting", "stopped". */
+const char *task_status_name(enum task_status st);
+/* The state a name stands for; TASK_PENDING for an unknown one. */
+enum task_status task_status_of(const char *name);
+/* Finished with a verdict (done or failed): what success rates count. A
+ * waiting or stopped task is not finished and counts in no rate. */
+int task_status_judged(enum task_status st);
 
 /* Opens (creating and migrating) DIR/egg.db. NULL with ERR_INFRA. */
 struct store *store_open(const char *dir);
@@ -23,7 +40,9 @@ int store_run_create(struct store *s, const char *run_id, const char *command, j
 int store_run_set_status(struct store *s, const char *run_id, const char *status);
 /* {id, created, command, status, config, finished} or NULL when unknown. */
 json_t *store_run_get(struct store *s, const char *run_id);
-/* All runs, newest first: [{id, created, command, status, tasks, done, failed, cost_usd}] */
+/* All runs, newest first: [{id, created, command, status, tasks, done, failed, waiting, stopped,
+ * cost_usd}]. A run's status: running, done, waiting (a task waits for a reply) or stopped (a task
+ * stopped on an infrastructure failure; resuming finishes it). */
 json_t *store_runs(struct store *s);
 
 /* Tasks of a run */
@@ -32,7 +51,7 @@ int store_task_add(struct store *s, const char *run_id, const char *task_id, con
 /* Starting (or restarting after a crash) a task: deletes every row it left
  * behind and marks it running, in one transaction. */
 int store_task_begin(struct store *s, const char *run_id, const char *task_id);
-int store_task_finish(struct store *s, const char *run_id, const char *task_id, const char *status,
+int store_task_finish(struct store *s, const char *run_id, const char *task_id, enum task_status status,
 		      json_t *result);
 /* [{task_id, path, group, status, result, started, finished}] in insertion order. */
 json_t *store_tasks(struct store *s, const char *run_id);

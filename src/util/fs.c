@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,9 @@ int fs_write_atomic_nosync(const char *path, const void *data, size_t len)
 
 static int write_atomic(const char *path, const void *data, size_t len, int sync)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	/* Unique per process and call: two threads may write one path. */
+	static unsigned long counter;
+	char *tmp = xasprintf("%s.tmp.%ld.%lu", path, (long)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
 	const char *p = data;
 	int fd, rc = -1;
 
@@ -194,4 +197,26 @@ char *fs_absolute(const char *path)
 	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		return xstrdup(path);
 	return fs_join(cwd, path);
+}
+
+void fs_remove_stale_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		const char *t = strstr(e->d_name, ".tmp.");
+		long pid;
+		char *end, *path;
+		if (!t)
+			continue;
+		pid = strtol(t + 5, &end, 10);
+		if (pid <= 0 || (*end && *end != '.') || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		path = fs_join(dir, e->d_name);
+		unlink(path);
+		free(path);
+	}
+	closedir(d);
 }

@@ -15,6 +15,9 @@ int fs_write_atomic(const char *path, const void *data, size_t len);
 /* The same without fsync: for artifacts that a crash may lose (run-folder
  * copies of what the store and the caches hold durably). */
 int fs_write_atomic_nosync(const char *path, const void *data, size_t len);
+/* Removes what fs_write_atomic left in `dir` when its process died between
+ * writing and renaming (NAME.tmp.PID.N of a PID no longer alive). */
+void fs_remove_stale_temps(const char *dir);
 /* Create `path` and its parents (mode 0755); existing folders are fine. */
 int fs_mkdir_p(const char *path);
 int fs_exists(const char *path);

@@ -141,6 +141,7 @@ static void fill_status(int raw, struct proc_status *st)
 	st->code = st->exited ? WEXITSTATUS(raw) : -1;
 	st->signaled = WIFSIGNALED(raw);
 	st->sig = st->signaled ? WTERMSIG(raw) : 0;
+	st->timed_out = 0;
 }
 
 int proc_wait(struct proc *p, struct proc_status *st)

@@ -4,8 +4,10 @@
 # with CPU "devices": each device's worker is a Slurm step for the whole
 # run. Four small tasks (three with a correct kernel, one whose kernel
 # fails) answered by the scripted mock LLM end with the same verdicts as a
-# local run; killing one worker's step mid-run (scancel) loses nothing: its
-# job runs again on a fresh step, counted as a retry, not as a verdict.
+# local run; cancelling one worker's step while its candidate runs (scancel,
+# at a moment the worker marks) loses nothing: its job runs again on a fresh
+# step, counted as a retry, not as a verdict; and so for a worker lost at
+# every other moment of a job (the loss points of t71-worker-loss.sh).
 . "$(dirname "$0")/../lib.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
@@ -65,29 +67,56 @@ run_egg bench "${FLAGS[@]}" --slurm --devices cpu,cpu --dir "$T"
 expect_rc 2 "--slurm with --devices is refused"
 expect_err "^egg: error: with --slurm, say how many devices with --slurm-workers N" "saying what to use instead"
 
-# Kill one worker's step once it is working; the run goes on.
-export EGG_STORE=$TMP/killed
+# Cancel one worker's step while its candidate runs (the worker's loss point
+# "wait" says when: it marks the moment with its Slurm job id, then waits);
+# the run goes on.
+export EGG_STORE=$TMP/killed EGG_WORKER_LOSS=$TMP/loss.json
+printf '{"moment": "run", "op": "eval", "action": "wait", "mark": "%s"}\n' "$TMP/reached" >"$EGG_WORKER_LOSS"
 "$EGG" bench "${FLAGS[@]}" --slurm --slurm-workers 2 --dir "$T" >"$TMP/killed.json" 2>"$TMP/killed.err" &
 bench=$!
-victim=
-for _ in $(seq 200); do
-	victim=$(squeue -h -n egg-worker -t R -o %i 2>/dev/null | sort -n | head -1)
-	[ -n "$victim" ] && break
-	sleep 0.1
-done
-sleep 2
+# Waits for an event, not for a time: the cap only ends a broken run.
+for _ in $(seq 3000); do [ -s "$TMP/reached" ] || ! kill -0 "$bench" 2>/dev/null && break; sleep 0.1; done
+victim=$(cat "$TMP/reached" 2>/dev/null)
 [ -n "$victim" ] && scancel "$victim"
 wait "$bench"
 rc=$?
-check "a step was killed mid-run (job ${victim:-none})" test -n "$victim"
+check "a step was cancelled while its candidate ran (job ${victim:-none})" test -n "$victim"
 check "the run still ends well (exit $rc)" test "$rc" -eq 0
 verdicts "$TMP/killed.json" >"$TMP/killed.v"
 check "with the same verdicts" diff "$TMP/local.v" "$TMP/killed.v"
-check "the lost step's job ran again on a fresh step, counted as a retry" python3 - "$TMP"/killed/runs/*/devices.json <<'PY'
+check "the cancelled step's job ran again on a fresh step, counted as a retry" python3 - "$TMP"/killed/runs/*/devices.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert sum(x["jobs_retried"] for x in d) >= 1 and sum(x["worker_starts"] for x in d) >= 3, d
+assert sum(x["jobs_retried"] for x in d) == 1 and sum(x["worker_starts"] for x in d) == 3, d
 PY
+
+# The worker lost at each moment of a job, each worker a Slurm step
+# (EGG_SLURM=1): the job runs again on a fresh step; lost twice, exit 3.
+EV=(eval --device cpu --no-baseline --iters 3 --warmup 1 --trials 2 --json)
+export EGG_SLURM=1 EGG_STORE=$TMP/eval
+for spec in '{"moment": "start"}' '{"moment": "hello"}' '{"moment": "request", "op": "eval"}' \
+	'{"moment": "run", "op": "eval"}' '{"moment": "run", "op": "eval", "action": "kill-job"}' \
+	'{"moment": "reply", "op": "eval"}' '{"moment": "after", "op": "baseline"}'; do
+	printf '%s\n' "$spec" >"$EGG_WORKER_LOSS"
+	case $spec in
+	*after*) run_egg "${EV[@]/--no-baseline/--no-cache}" --compile-mode none "$SRC/tests/tasks/row_sum.py" \
+		"$SRC/tests/tasks/row_sum_kernel.py" ;;
+	*) run_egg "${EV[@]}" "$SRC/tests/tasks/row_sum.py" "$SRC/tests/tasks/row_sum_kernel.py" ;;
+	esac
+	if [ "$RC" -eq 0 ] && [ "$(json_get "$OUT" 'j["verdict"], j["worker_retries"]')" = "pass 1" ]; then
+		ok "under Slurm, worker lost at $spec: the kernel passes after one retry on a fresh step"
+	else
+		not_ok "under Slurm, worker lost at $spec: the kernel passes after one retry on a fresh step (exit $RC)"
+		diag "$OUT" "$ERR"
+	fi
+done
+printf '{"moment": "run", "op": "eval", "times": 2}\n' >"$EGG_WORKER_LOSS"
+run_egg "${EV[@]}" "$SRC/tests/tasks/row_sum.py" "$SRC/tests/tasks/row_sum_kernel.py"
+expect_rc 3 "under Slurm, a job that lost its worker twice is an infrastructure failure"
+expect_err "^egg: error: the job lost its eval worker twice" "saying so"
+unset EGG_SLURM EGG_WORKER_LOSS
+export EGG_STORE=$TMP/slurm
+
 run_egg doctor --slurm --device cpu --json
 expect_rc 0 "egg doctor --slurm"
 check "it lists the partition and ran the worker probe as a Slurm step" python3 - "$OUT" <<'PY'

@@ -35,19 +35,19 @@ static void migrations(void)
 	struct store *s = store_open(dir);
 	json_t *cfg = json_object(), *run;
 
-	CHECK(s && store_schema_version(s) == 1, "a new store is migrated to the current schema (version 1)");
+	CHECK(s && store_schema_version(s) == 2, "a new store is migrated to the current schema (version 2)");
 	CHECK(s && store_run_create(s, "r1", "bench", cfg) == 0, "a run can be written");
 	store_close(s);
 	s = store_open(dir);
 	run = s ? store_run_get(s, "r1") : NULL;
-	CHECK(s && store_schema_version(s) == 1 && run, "reopening migrates nothing again and keeps the rows");
+	CHECK(s && store_schema_version(s) == 2 && run, "reopening migrates nothing again and keeps the rows");
 	json_decref(run);
 	store_close(s);
 
 	CHECK(raw_sql(dir, "PRAGMA user_version = 7") == 0, "(a newer egg's store is simulated)");
 	err_clear();
 	s = store_open(dir);
-	CHECK(!s && err_kind() == ERR_INFRA && strstr(err_msg(), "schema version 7 is newer than this egg knows (1)"),
+	CHECK(!s && err_kind() == ERR_INFRA && strstr(err_msg(), "schema version 7 is newer than this egg knows (2)"),
 	      "a store of a newer schema is refused, saying both versions: %s", err_msg());
 	store_close(s);
 	fs_remove_tree(dir);
@@ -64,7 +64,38 @@ static void migrations(void)
 	CHECK(raw_sql(dir, "DROP TABLE steps") == 0, "(the obstacle is removed)");
 	err_clear();
 	s = store_open(dir);
-	CHECK(s && store_schema_version(s) == 1, "nothing of the failed migration stayed: it runs again and succeeds");
+	CHECK(s && store_schema_version(s) == 2, "nothing of the failed migration stayed: it runs again and succeeds");
+	store_close(s);
+	fs_remove_tree(dir);
+	free(dir);
+
+	/* Version 1 called a task an infrastructure failure stopped 'failed'
+	 * (error_kind 'infra'): migration 2 makes it 'stopped', and its run. */
+	dir = temp_dir();
+	s = store_open(dir);
+	store_run_create(s, "old", "bench", cfg);
+	store_task_add(s, "old", "t1", "t1.py", "g", "h");
+	store_task_add(s, "old", "t2", "t2.py", "g", "h");
+	store_close(s);
+	CHECK(raw_sql(dir, "UPDATE tasks SET status = 'failed', result = '{\"status\": \"failed\", \"error_kind\": "
+			   "\"infra\"}' WHERE task_id = 't1'; UPDATE tasks SET status = 'failed', result = "
+			   "'{\"status\": \"failed\", \"error_kind\": \"input\"}' WHERE task_id = 't2';"
+			   "UPDATE runs SET status = 'done'; PRAGMA user_version = 1") == 0,
+	      "(a version-1 store with an infrastructure failure and a bad task is prepared)");
+	s = store_open(dir);
+	{
+		json_t *tasks = s ? store_tasks(s, "old") : NULL, *r = s ? store_run_get(s, "old") : NULL;
+		const json_t *t1 = json_array_get(tasks, 0), *t2 = json_array_get(tasks, 1);
+		CHECK(s && store_schema_version(s) == 2 &&
+		      !strcmp(json_string_value(json_object_get(t1, "status")) ?: "", "stopped") &&
+		      !strcmp(json_string_value(json_object_get(json_object_get(t1, "result"), "status")) ?: "", "stopped") &&
+		      !strcmp(json_string_value(json_object_get(t2, "status")) ?: "", "failed") &&
+		      !strcmp(json_string_value(json_object_get(r, "status")) ?: "", "stopped"),
+		      "migration 2: the infrastructure failure is 'stopped' (row and result), the bad task stays "
+		      "'failed', the run is 'stopped'");
+		json_decref(tasks);
+		json_decref(r);
+	}
 	store_close(s);
 	fs_remove_tree(dir);
 	free(dir);
@@ -76,7 +107,7 @@ static void add_task(struct store *s, const char *id, const char *group, const c
 {
 	store_task_add(s, "run", id, id, group, "hash");
 	store_task_begin(s, "run", id);
-	store_task_finish(s, "run", id, status, result);
+	store_task_finish(s, "run", id, task_status_of(status), result);
 	json_decref(result);
 }
 
@@ -122,19 +153,34 @@ static void report_metrics(void)
 	add_task(s, "c", "level2", "done",
 		 json_pack("{s:b, s:f, s:{s:i, s:i, s:f}}", "found", 0, "speedup_eager", 3.0, "usage", "prompt_tokens",
 			   100, "completion_tokens", 0, "cost_usd", 0.0));
-	/* level2/d: an infrastructure failure. */
-	add_task(s, "d", "level2", "failed", json_pack("{s:b, s:s}", "found", 0, "error_kind", "infra"));
+	/* level2/d: an unusable task file (a verdict: it counts). */
+	add_task(s, "d", "level2", "failed", json_pack("{s:b, s:s}", "found", 0, "error_kind", "input"));
+	/* level2/e, f: not finished (an infrastructure stop, a wait): in no rate or average. */
+	add_task(s, "e", "level2", "stopped",
+		 json_pack("{s:b, s:s, s:s, s:{s:i}}", "found", 0, "error_kind", "infra", "stop_reason",
+			   "evaluation failed: the job lost its eval worker twice", "usage", "prompt_tokens", 5000));
+	add_task(s, "f", "level2", "waiting", json_pack("{s:b, s:s}", "found", 0, "pending_key", "abc"));
 
 	rep = report_compute(s, "run");
 	all = json_object_get(rep, "all");
 	l1 = json_object_get(json_object_get(rep, "groups"), "level1");
 	l2 = json_object_get(json_object_get(rep, "groups"), "level2");
-	CHECK(at(all, "tasks") == 4 && at(all, "finished") == 4 && at(all, "failed") == 1 && at(all, "success") == 2,
-	      "counts: 4 tasks, 4 finished, 1 failed, 2 with a kernel");
-	CHECK(near(at(all, "success_rate"), 0.5), "success rate is over all tasks (2 of 4)");
+	CHECK(at(all, "tasks") == 6 && at(all, "finished") == 4 && at(all, "failed") == 1 && at(all, "success") == 2 &&
+	      at(all, "stopped") == 1 && at(all, "waiting") == 1,
+	      "counts: 6 tasks, 4 finished, 1 failed, 2 with a kernel, 1 stopped, 1 waiting");
+	CHECK(near(at(all, "success_rate"), 0.5), "success rate is over the finished tasks (2 of 4)");
 	CHECK(near(at(all, "fast_0"), 0.5) && near(at(all, "fast_1"), 0.25) && near(at(all, "fast_1_5"), 0.25) &&
 	      near(at(all, "fast_2"), 0.0),
-	      "fast_p is the share of ALL tasks correct and more than p times faster (0.5, 0.25, 0.25, 0: 2x is not > 2)");
+	      "fast_p is the share of all finished tasks correct and more than p times faster (0.5, 0.25, 0.25, 0: "
+	      "2x is not > 2)");
+	{
+		const json_t *nf = json_object_get(all, "not_finished");
+		CHECK(json_array_size(nf) == 2 &&
+		      !strcmp(json_string_value(json_object_get(json_array_get(nf, 0), "status")), "stopped") &&
+		      strstr(json_string_value(json_object_get(json_array_get(nf, 0), "because")), "lost its eval worker") &&
+		      !strcmp(json_string_value(json_object_get(json_array_get(nf, 1), "status")), "waiting"),
+		      "the tasks not finished are listed with why");
+	}
 	CHECK(near(at(all, "speedup_eager.mean"), 1.25) && near(at(all, "speedup_eager.geomean"), 1.0) &&
 	      at(all, "speedup_eager.n") == 2,
 	      "speedup over eager: mean 1.25, geomean 1.0, over the 2 correct kernels only");
@@ -142,7 +188,7 @@ static void report_metrics(void)
 	      "speedup over torch.compile: mean 0.625, geomean 0.5");
 	CHECK(near(at(all, "prompt_tokens_per_task"), 100) && near(at(all, "completion_tokens_per_task"), 30) &&
 	      near(at(all, "cost_per_task"), 0.01) && near(at(all, "wall_s_per_task"), 10),
-	      "per-task tokens, cost and wall time average over all tasks");
+	      "per-task tokens, cost and wall time average over the finished tasks");
 	CHECK(json_array_size(json_object_get(all, "stages")) == 2 &&
 	      !strcmp(json_string_value(json_object_get(json_array_get(json_object_get(all, "stages"), 0), "stage")),
 		      "refine") &&

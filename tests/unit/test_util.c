@@ -1,10 +1,13 @@
-/* test_util.c: unit tests for buf, strvec, template, hash, secrets and options. */
+/* test_util.c: unit tests for buf, strvec, template, hash, secrets, options and atomic writes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../src/util/opt.h"
 #include "../../src/util/buf.h"
 #include "../../src/util/err.h"
+#include "../../src/util/fs.h"
 #include "../../src/util/hash.h"
 #include "../../src/util/strvec.h"
 #include "../../src/util/template.h"
@@ -132,8 +135,31 @@ static void test_opt(void)
 	strvec_clear(&pos);
 }
 
+/* What a process killed between writing and renaming leaves is removed;
+ * a live writer's temporary file is not. */
+static void test_stale_temps(void)
+{
+	char tmpl[] = "/tmp/egg-unit-fs-XXXXXX";
+	char *dir = mkdtemp(tmpl), *dead, *live, *entry;
+	char name[64];
+	dead = fs_join(dir, "k.json.tmp.2147483646.1");
+	snprintf(name, sizeof(name), "k.json.tmp.%ld.7", (long)getpid());
+	live = fs_join(dir, name);
+	entry = fs_join(dir, "k.json");
+	CHECK(fs_write_atomic(entry, "{}", 2) == 0 && fs_write_atomic_nosync(dead, "x", 1) == 0 &&
+	      fs_write_atomic_nosync(live, "y", 1) == 0, "(an entry and two temporary files are written)");
+	fs_remove_stale_temps(dir);
+	CHECK(!fs_exists(dead) && fs_exists(live) && fs_exists(entry),
+	      "a dead process's temporary file is removed; a live one's and the entry stay");
+	fs_remove_tree(dir);
+	free(dead);
+	free(live);
+	free(entry);
+}
+
 void suite_util(void)
 {
+	test_stale_temps();
 	test_buf();
 	test_strvec();
 	test_template();

@@ -11,6 +11,8 @@ from . import sandbox
 from .proto import Channel
 
 LIVE: dict = {}  # pid -> Child, for kill_all()
+# Signals that end a job's process only from outside the job.
+OUTSIDE_KILLS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
 
 class Child:
@@ -20,6 +22,7 @@ class Child:
         self.log_path = log_path
         self.role = role
         self.status: int | None = None
+        self.killed_here = False  # this worker's own code killed it
 
     def alive(self) -> bool:
         if self.status is not None:
@@ -32,6 +35,7 @@ class Child:
 
     def kill(self) -> None:
         """SIGKILL the child's whole process group and reap the child."""
+        self.killed_here = True
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -63,6 +67,23 @@ class Child:
                 name = f"signal {sig}"
             return f"killed by {name}"
         return f"exited with status {os.WEXITSTATUS(self.status)}"
+
+    def killed_from_outside(self) -> str | None:
+        """How the child was killed ("killed by SIGTERM") when a signal that
+        only something outside the job sends ended it (a cancelled Slurm
+        step, the OOM killer, an operator's kill) and this worker's code did
+        not; None otherwise. A sandboxed candidate cannot send itself these:
+        it runs as PID 1 of its own PID namespace, which ignores them from
+        inside. Without that namespace it can, which costs the job a retry
+        and then stops the task as an infrastructure failure; it never
+        passes (docs/threat-model.md, "A lost worker")."""
+        if self.status is None:
+            self.wait_exit(2.0)
+        if self.killed_here or self.status is None or not os.WIFSIGNALED(self.status):
+            return None
+        if os.WTERMSIG(self.status) not in OUTSIDE_KILLS:
+            return None
+        return self.describe_exit()
 
     def log_tail(self, limit: int = 2000) -> str:
         try:
@@ -129,6 +150,7 @@ def kill_all() -> None:
     """End every live child's process group and whatever they left behind
     (the worker is stopping)."""
     for child in list(LIVE.values()):
+        child.killed_here = True
         try:
             os.killpg(child.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

@@ -24,7 +24,8 @@ import sys
 import tempfile
 import time
 
-from . import candidate, progress, reference, roofline, sandbox, sizes, static_scan
+from . import candidate, faults, progress, reference, roofline, sandbox, sizes, static_scan
+from .children import OUTSIDE_KILLS
 from .children import Child, spawn, sweep_orphans
 from .locks import DeviceWork, device_lock, occupancy
 from .logs import trim
@@ -43,6 +44,19 @@ class InputError(Exception):
 
 class InfraError(Exception):
     """The worker could not do the job (not the candidate's fault)."""
+
+
+class JobLost(Exception):
+    """A process of the job was killed from outside (children.OUTSIDE_KILLS):
+    whatever it would have answered is void, and egg runs the job again on a
+    fresh worker (reply kind "lost"), never judging the candidate by it."""
+
+
+def _lost_if_killed(c: Child) -> None:
+    why = c.killed_from_outside()
+    if why:
+        raise JobLost(f"the job's {c.role} process was {why} from outside the worker (a cancelled Slurm step, "
+                      "the OOM killer or an operator)")
 
 
 def _seed() -> int:
@@ -127,6 +141,7 @@ def _candidate_msg(c: Child, deadline: float, stage: str) -> dict:
     except Deadline:
         raise Verdict(stage, "timed out", c.log_tail()) from None
     except (ChannelClosed, ValueError):
+        _lost_if_killed(c)
         raise Verdict(stage, f"candidate process {c.describe_exit()} without a result", c.log_tail()) from None
     if msg.get("event") == Event.HARNESS_ERROR:
         raise InfraError(f"egg's evaluation harness failed in the candidate's process while "
@@ -157,6 +172,7 @@ def _reference_msg(r: Child, deadline: float) -> dict:
     except Deadline:
         raise InfraError("the reference process timed out") from None
     except (ChannelClosed, ValueError):
+        _lost_if_killed(r)
         raise InfraError(f"the reference process {r.describe_exit()}", trim(r.log_tail(4000), 3000)) from None
     if msg.get("event") == Event.OOM:
         raise ReferenceOOM(str(msg.get("error")), msg.get("memory") or {})
@@ -190,6 +206,7 @@ def run_size(ctx: dict, job: dict) -> dict:
             try:
                 got = c.ch.recv(time.monotonic() + 120)
             except (Deadline, ChannelClosed, ValueError):
+                _lost_if_killed(c)
                 got = {"error": f"the size probe {c.describe_exit()}"}
             finally:
                 c.kill()
@@ -291,6 +308,8 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                 r.ch.send({"cmd": Cmd.PREPARE, "trial": t})
                 prepared = _reference_msg(r, deadline)
                 c.ch.send({"cmd": Cmd.TRIAL, "trial": t, "variant": prepared["variant"]})
+                if t == 0:
+                    faults.loss_point("run", "eval", job_pid=c.pid)
                 msg = _candidate_msg(c, deadline, stage)
                 specs = msg.get("specs")
                 if msg.get("event") != Event.OUTPUTS or msg.get("trial") != t or not isinstance(specs, list) \
@@ -513,6 +532,7 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
         progress.step("baseline: loading, compiling and warming up eager and torch.compile")
         b = spawn(reference.baseline, "baseline", os.path.join(scratch.path, "baseline.log"), b_job)
         try:
+            faults.loss_point("run", "baseline", job_pid=b.pid)
             msg = _reference_msg(b, deadline)
             if msg.get("event") == Event.READY_TO_TIME:
                 progress.step("baseline: waiting for the device to time")
@@ -560,6 +580,7 @@ def run_calibrate(ctx: dict, job: dict) -> dict:
             try:
                 got = c.ch.recv(time.monotonic() + float(job["timeout_s"]))
             except (Deadline, ChannelClosed, ValueError):
+                _lost_if_killed(c)
                 got = {"error": f"the calibration process {c.describe_exit()}"}
             finally:
                 c.kill()
@@ -606,6 +627,8 @@ def run_profile(ctx: dict, job: dict) -> dict:
                 err = "timed out"
             except FileNotFoundError:
                 return {"rc": None, "csv": "", "error": f"ncu not found at '{ncu}'"}
+        if rc is not None and rc < 0 and -rc in OUTSIDE_KILLS:
+            raise JobLost(f"the job's ncu process was killed by signal {-rc} from outside the worker")
         return {"rc": rc, "csv": out[-(8 << 20):], "stderr_tail": trim(err, 3000),
                 "seconds": time.monotonic() - t0, **held.as_dict()}
     finally:

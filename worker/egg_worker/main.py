@@ -196,7 +196,7 @@ def serve(argv: list[str]) -> int:
     import triton
 
     from . import job as jobs
-    from . import messages, probe, progress, sandbox
+    from . import faults, messages, probe, progress, sandbox
     from .proto import Channel
 
     sandbox.become_subreaper()
@@ -211,8 +211,10 @@ def serve(argv: list[str]) -> int:
              "network_isolation_error": ctx["network_isolation_error"],
              "drop_privileges": ctx["drop_privileges"], "privileges_note": ctx["privileges_note"],
              "sandbox": ctx["sandbox_facts"]}
+    faults.loss_point("start")
     progress.attach(proto_out)
     progress.write_line(hello)
+    faults.loss_point("hello")
 
     def probe_op(req: dict) -> dict:
         # In a child: probing the GPUs initialises CUDA, which this parent
@@ -248,6 +250,7 @@ def serve(argv: list[str]) -> int:
             continue
         rid = req.get("id")
         op = req.get("op")
+        faults.loss_point("request", op)
         try:
             op = messages.check_request(req)
         except messages.RequestError as e:
@@ -261,18 +264,23 @@ def serve(argv: list[str]) -> int:
                 _check_device(ctx, req, kind)
                 progress.begin(rid)
             try:
-                reply = messages.reply_ok(rid, run(req))
+                result = run(req)
             finally:
                 progress.end()
             if on_device:
                 # One line per finished job in the worker's log: what ran, on
                 # what (a digest of the sources), and when (epoch seconds,
-                # just before the reply is sent), so that repeated work shows.
+                # just before the reply is sent), so that repeated work shows;
+                # the result carries the same digest (egg's caches keep it).
                 digest = hashlib.sha256(json.dumps([op, req.get("task_source"), req.get("kernel_source")]).encode())
-                sys.stderr.write(f"egg-worker: job {rid} {op} done {digest.hexdigest()[:16]} at {time.time():.3f}\n")
+                result["job_digest"] = digest.hexdigest()[:16]
+                sys.stderr.write(f"egg-worker: job {rid} {op} done {result['job_digest']} at {time.time():.3f}\n")
                 sys.stderr.flush()
+            reply = messages.reply_ok(rid, result)
         except jobs.InputError as e:
             reply = messages.reply_error(rid, "input", str(e))
+        except jobs.JobLost as e:
+            reply = messages.reply_error(rid, "lost", str(e))
         except jobs.InfraError as e:
             reply = messages.reply_error(rid, "infra", str(e.args[0]), str(e.args[1]) if len(e.args) > 1 else "")
         except Exception as e:
@@ -281,9 +289,11 @@ def serve(argv: list[str]) -> int:
             # Into the worker's log (egg keeps it under STORE/logs), whole.
             sys.stderr.write(f"egg-worker: job {rid} ({op}) failed: {reply['error']}\n{reply['log']}\n")
             sys.stderr.flush()
+        faults.loss_point("reply", op, partial=(proto_out, json.dumps(reply) + "\n"))
         progress.write_line(reply)
         if op == "shutdown" and reply["ok"]:
             break
+        faults.loss_point("after", op)
     return 0
 
 

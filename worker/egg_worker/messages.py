@@ -95,7 +95,9 @@ def reply_ok(rid, result: dict) -> dict:
 
 def reply_error(rid, kind: str, error: str, log: str = "") -> dict:
     """kind: "input" (the user's task is unusable), "infra" (the worker could
-    not do the job) or "protocol" (the line was not a request)."""
+    not do the job), "lost" (a process of the job was killed from outside:
+    egg runs the job again on a fresh worker) or "protocol" (the line was
+    not a request)."""
     out = {"id": rid, "ok": False, "kind": kind, "error": error}
     if log:
         out["log"] = log

@@ -45,6 +45,8 @@ static void account(struct agents *a, const struct llm_result *res)
 	a->cost_usd += c;
 	if (res->cached)
 		a->cached_calls++;
+	else
+		a->llm_ms += res->latency_ms;
 	if (a->run_budget) {
 		pthread_mutex_lock(&a->run_budget->lock);
 		a->run_budget->tokens += t;

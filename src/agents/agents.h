@@ -31,6 +31,7 @@ struct agents {
 	/* per-task usage and budget */
 	long calls, prompt_tokens, completion_tokens, cached_calls;
 	double cost_usd;
+	double llm_ms;		/* waiting for replies that were not cached (summed over calls) */
 	long max_tokens;	/* per task; 0: unlimited */
 	double max_cost;	/* per task; 0: unlimited */
 	struct budget *run_budget;

@@ -68,10 +68,13 @@ const char *agents_precision_note(const char *precision, int half)
 	return !strcmp(precision, "tf32")
 		       ? "TF32 is allowed on both sides for this run (tl.dot may use its default precision); no "
 			 "fp16/bf16 arithmetic on fp32 data."
-		       : "fp32 data keeps fp32 accuracy: pass input_precision=\"ieee\" (FMA units) or \"tf32x3\" (three "
-			 "TF32 tensor-core passes: within the tolerance on matmul and convolution shapes, and faster "
-			 "only when the kernel keeps the tensor cores busy) to tl.dot, never its default or \"tf32\" "
-			 "(one TF32 pass misses the tolerance many times over); no fp16/bf16 arithmetic on fp32 data; "
-			 "keep the reference's output dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
+		       : "fp32 data keeps fp32 accuracy. tl.dot may run as input_precision=\"ieee\" (FMA units), as "
+			 "\"tf32x3\" (Triton splits the operands into TF32 parts inside the K loop: three tensor-core "
+			 "passes), or as a compensated scheme of your own: split each fp32 operand once into a TF32 high "
+			 "part and its remainder (hi = the value with its low 13 mantissa bits cleared, lo = value - "
+			 "hi; both exact in fp32), then per tile three plain TF32 dots hi*hi + hi*lo + lo*hi accumulated "
+			 "in fp32. All three stay within the tolerance; a single TF32 pass (tl.dot's default or "
+			 "\"tf32\" on unsplit data) misses it many times over and fails. No fp16/bf16 arithmetic on fp32 "
+			 "data; keep the reference's output dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
 }
 

@@ -2,6 +2,7 @@
 #include "pipeline.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +14,11 @@
 #include "../util/err.h"
 #include "../util/fs.h"
 #include "../util/hash.h"
+#include "../util/timeutil.h"
 
-/* Enough for the largest run the flags allow: 16 seeds, their 16
- * refinements and 8 candidates in each of 3 tuning stages. */
-#define MAX_CANDS 64
+/* Enough for the largest run the flags allow: 16 seeds with their repairs,
+ * their 16 refinements and 8 candidates in each of 3 tuning stages. */
+#define MAX_CANDS 128
 
 struct cand {
 	char id[128];
@@ -30,11 +32,20 @@ struct cand {
 	int valid;
 };
 
+/*
+ * The state the method works on. A task has one; work that runs beside
+ * other work (a seed's validation and refinement beside the next seed, the
+ * pool's candidates in a tuning stage) runs on a branch: a copy that records
+ * into a buffer, counts its own calls and keeps its own decisions and
+ * candidates, joined back in a fixed order (pipe_join), so that the choices,
+ * the records and the prompts that follow are the same whatever finished
+ * first.
+ */
 struct pipe {
 	struct pipeline_env *env;
 	const struct pipeline_opts *o;
 	struct pipeline_result *out;
-	struct cand cands[MAX_CANDS];
+	struct cand *cands[MAX_CANDS];	/* owned by the task's pipe (a branch's new ones until joined) */
 	int ncands;
 	struct cand *pool[8];
 	int npool;
@@ -42,6 +53,17 @@ struct pipe {
 	int stop;		/* 1: stop now (budget or infrastructure) */
 	int at_sol;		/* the best kernel reached --stop-at-sol: later stages are skipped */
 	int broken;		/* egg itself failed (err holds why); the run stops */
+	int chain;		/* LLM calls on the longest chain of calls that waited on each other */
+	double eval_ms, wait_ms; /* evaluating and profiling; waiting for a worker of the device */
+	/* A branch: */
+	struct pipeline_env own_env;
+	struct agents own_agents;
+	struct pipeline_result own_out;
+	struct agents base;	/* the usage counters when it forked */
+	int base_cands;		/* candidates it had when it forked */
+	size_t base_decisions;
+	double base_eval_ms, base_wait_ms;
+	pthread_t thread;
 };
 
 void pipeline_opts_init(struct pipeline_opts *o)
@@ -119,15 +141,19 @@ static void eval_progress(void *arg, const char *step_text, double elapsed_s)
 /* Evaluates c's source; NULL (and p->stop) on an infrastructure failure. */
 static json_t *evaluate(struct pipe *p, const struct cand *c)
 {
+	double t0 = time_mono_ms(), t1;
 	struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
 						  eval_need_bytes(p->env->baseline, p->env->eval.device));
 	struct evaluating ev = { p, c };
 	struct eval_opts o = p->env->eval;
 	json_t *res;
+	t1 = time_mono_ms();
 	o.progress = eval_progress;
 	o.progress_arg = &ev;
 	res = eval_candidate(slot->worker, &o, p->env->task_source, c->source, p->env->baseline);
 	pool_release(p->env->pool, slot);
+	p->wait_ms += t1 - t0;
+	p->eval_ms += time_mono_ms() - t1;
 	if (!res) {
 		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
 		p->out->infra = 1;
@@ -145,10 +171,17 @@ static json_t *profile(struct pipe *p, struct cand *c)
 		c->profile = json_pack("{s:b, s:s}", "available", 0, "reason", "profiling turned off");
 		return c->profile;
 	}
-	slot = pool_acquire_for(p->env->pool, p->env->device, eval_need_bytes(p->env->baseline, p->env->eval.device));
-	progress(p, c->stage, "profiling %s", c->id);
-	c->profile = profile_candidate(slot->worker, &p->env->eval, p->env->task_source, c->source);
-	pool_release(p->env->pool, slot);
+	{
+		double t0 = time_mono_ms(), t1;
+		slot = pool_acquire_for(p->env->pool, p->env->device,
+					eval_need_bytes(p->env->baseline, p->env->eval.device));
+		t1 = time_mono_ms();
+		progress(p, c->stage, "profiling %s", c->id);
+		c->profile = profile_candidate(slot->worker, &p->env->eval, p->env->task_source, c->source);
+		pool_release(p->env->pool, slot);
+		p->wait_ms += t1 - t0;
+		p->eval_ms += time_mono_ms() - t1;
+	}
 	recorder_profile(p->env->rec, c->id, c->profile);
 	return c->profile;
 }
@@ -244,6 +277,150 @@ static void decide(struct pipe *p, const char *stage, const char *fmt, ...)
 	buf_release(&t);
 }
 
+/* ---- agent calls, counted onto the chain of calls that wait on each other ---- */
+
+static char *code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v, const char *stage,
+		       const char *candidate, enum agent_outcome *oc)
+{
+	long before = p->env->agents->calls;
+	char *out = agent_code(p->env->agents, id, v, stage, candidate, oc);
+	p->chain += (int)(p->env->agents->calls - before);
+	return out;
+}
+
+static json_t *json_call(struct pipe *p, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
+			 const char *stage, const char *candidate, enum agent_outcome *oc)
+{
+	long before = p->env->agents->calls;
+	json_t *out = agent_json(p->env->agents, id, schema, v, stage, candidate, oc);
+	p->chain += (int)(p->env->agents->calls - before);
+	return out;
+}
+
+/* ---- branches: work beside other work, joined in a fixed order ---- */
+
+/* A branch of `p`: the same state, recording into a buffer. */
+static struct pipe *pipe_fork(struct pipe *p)
+{
+	struct pipe *b = xcalloc(1, sizeof(*b));
+	b->own_env = *p->env;
+	b->own_agents = *p->env->agents;
+	b->base = *p->env->agents;
+	b->own_agents.rec = b->own_env.rec = recorder_buffer();
+	b->own_env.agents = &b->own_agents;
+	b->env = &b->own_env;
+	b->o = p->o;
+	b->out = &b->own_out;
+	memcpy(b->cands, p->cands, sizeof(p->cands));
+	b->ncands = b->base_cands = p->ncands;
+	memcpy(b->pool, p->pool, sizeof(p->pool));
+	b->npool = p->npool;
+	b->decisions = json_deep_copy(p->decisions);
+	b->base_decisions = json_array_size(b->decisions);
+	b->stop = p->stop;
+	b->at_sol = p->at_sol;
+	b->chain = p->chain;
+	b->eval_ms = b->base_eval_ms = p->eval_ms;
+	b->wait_ms = b->base_wait_ms = p->wait_ms;
+	return b;
+}
+
+/* Brings what branch b did into p (its records, calls, decisions and
+ * candidates, after p's own), and frees b. The first branch joined that
+ * stopped gives the reason. */
+static void pipe_join(struct pipe *p, struct pipe *b)
+{
+	struct agents *a = p->env->agents, *ba = &b->own_agents;
+	recorder_replay(p->env->rec, b->own_env.rec);
+	a->calls += ba->calls - b->base.calls;
+	a->prompt_tokens += ba->prompt_tokens - b->base.prompt_tokens;
+	a->completion_tokens += ba->completion_tokens - b->base.completion_tokens;
+	a->cached_calls += ba->cached_calls - b->base.cached_calls;
+	a->cost_usd += ba->cost_usd - b->base.cost_usd;
+	a->llm_ms += ba->llm_ms - b->base.llm_ms;
+	for (size_t i = b->base_decisions; i < json_array_size(b->decisions); i++)
+		json_array_append(p->decisions, json_array_get(b->decisions, i));
+	for (int i = b->base_cands; i < b->ncands; i++) {
+		if (p->ncands < MAX_CANDS) {
+			p->cands[p->ncands++] = b->cands[i];
+			continue;
+		}
+		free(b->cands[i]->source);
+		json_decref(b->cands[i]->eval);
+		json_decref(b->cands[i]->profile);
+		free(b->cands[i]);
+		p->broken = p->stop = 1;
+	}
+	if (b->stop && !p->stop) {
+		p->stop = 1;
+		memcpy(p->out->stop_reason, b->out->stop_reason, sizeof(p->out->stop_reason));
+		memcpy(p->out->pending_key, b->out->pending_key, sizeof(p->out->pending_key));
+		memcpy(a->waiting_key, ba->waiting_key, sizeof(a->waiting_key));
+	}
+	p->out->infra |= b->out->infra;
+	p->out->budget |= b->out->budget;
+	p->out->waiting |= b->out->waiting;
+	p->broken |= b->broken;
+	if (b->chain > p->chain)
+		p->chain = b->chain;
+	p->eval_ms += b->eval_ms - b->base_eval_ms;
+	p->wait_ms += b->wait_ms - b->base_wait_ms;
+	json_decref(b->decisions);
+	free(b);
+}
+
+/* Drops what branch b did (it recorded nothing that must stay and made no
+ * candidate) and frees it. */
+static void pipe_discard(struct pipe *b)
+{
+	recorder_close(b->own_env.rec);
+	for (int i = b->base_cands; i < b->ncands; i++) {
+		free(b->cands[i]->source);
+		json_decref(b->cands[i]->eval);
+		json_decref(b->cands[i]->profile);
+		free(b->cands[i]);
+	}
+	json_decref(b->decisions);
+	free(b);
+}
+
+struct branch_job {
+	struct pipe *b;
+	void (*fn)(struct pipe *b, void *arg);
+	void *arg;
+};
+
+static void *branch_main(void *arg)
+{
+	struct branch_job *j = arg;
+	j->fn(j->b, j->arg);
+	/* The thread's pending error belongs to no one: what matters is in b. */
+	err_clear();
+	free(j);
+	return NULL;
+}
+
+/* Runs fn(b, arg) on its own thread; branch_wait waits for it. */
+static void branch_start(struct pipe *b, void (*fn)(struct pipe *b, void *arg), void *arg)
+{
+	struct branch_job *j = xcalloc(1, sizeof(*j));
+	j->b = b;
+	j->fn = fn;
+	j->arg = arg;
+	if (pthread_create(&b->thread, NULL, branch_main, j) != 0) {
+		/* No thread to be had: the work runs here, in order. */
+		b->thread = 0;
+		branch_main(j);
+	}
+}
+
+static void branch_wait(struct pipe *b)
+{
+	if (b->thread)
+		pthread_join(b->thread, NULL);
+	b->thread = 0;
+}
+
 /* ---- candidates ---- */
 
 static struct cand *new_cand(struct pipe *p, const char *id, const char *parent, const char *stage, char *source)
@@ -256,8 +433,8 @@ static struct cand *new_cand(struct pipe *p, const char *id, const char *parent,
 		p->broken = p->stop = 1;
 		return NULL;
 	}
-	c = &p->cands[p->ncands++];
-	memset(c, 0, sizeof(*c));
+	c = xcalloc(1, sizeof(*c));
+	p->cands[p->ncands++] = c;
 	snprintf(c->id, sizeof(c->id), "%s", id);
 	snprintf(c->parent, sizeof(c->parent), "%s", parent ? parent : "");
 	c->stage = stage;
@@ -323,7 +500,6 @@ static void step(struct pipe *p, const struct cand *c, const char *kind, int acc
  */
 static void validate(struct pipe *p, struct cand *c, int repairs, const char *kind)
 {
-	struct agents *a = p->env->agents;
 	char base_id[100];
 	snprintf(base_id, sizeof(base_id), "%.99s", c->id);
 	for (int attempt = 0;; attempt++) {
@@ -358,9 +534,9 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 			prompt_set(&v, "fail_reason", json_string_value(json_object_get(res, "reason")) ?: "");
 			prompt_set(&v, "error_log", json_string_value(json_object_get(res, "log")) ?: "");
 			if (p->o->single_agent) {
-				fixed = agent_code(a, P_SINGLE_REPAIR, &v, c->stage, c->id, &oc);
+				fixed = code_call(p, P_SINGLE_REPAIR, &v, c->stage, c->id, &oc);
 			} else {
-				json_t *diag = agent_json(a, P_DEBUG, SCHEMA_DEBUG, &v, c->stage, c->id, &oc);
+				json_t *diag = json_call(p, P_DEBUG, SCHEMA_DEBUG, &v, c->stage, c->id, &oc);
 				if (!diag) {
 					stop_for(p, oc, c->stage);
 					return;
@@ -370,7 +546,7 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 				/* The code agent sees the diagnosis, not the raw log. */
 				prompt_set(&v, "error_log", NULL);
 				prompt_set(&v, "plan", plan);
-				fixed = agent_code(a, P_CODE_REPAIR, &v, c->stage, c->id, &oc);
+				fixed = code_call(p, P_CODE_REPAIR, &v, c->stage, c->id, &oc);
 			}
 			free(plan);
 			if (!fixed) {
@@ -445,7 +621,7 @@ static int planned_calls(const struct pipe *p, int stage)
 	int per = p->o->single_agent ? 1 : 2, n = 0;
 	if (stage == STAGE_REFINE) {
 		for (int i = 0; i < p->ncands; i++)
-			n += p->cands[i].valid ? per : 0;
+			n += p->cands[i]->valid ? per : 0;
 		return n;
 	}
 	return per * (p->npool ? p->npool : 1);
@@ -491,14 +667,74 @@ static void check_sol(struct pipe *p, const char *after)
 	decide(p, after, "%s", p->out->stop_reason);
 }
 
-static void run_seeds(struct pipe *p)
+/*
+ * One seed's line of work, on a branch of its own that starts as soon as
+ * the seed's reply is in (the next seed's request only needs its approach
+ * line): its validation with repairs and the second witness, then, with
+ * refinement on, its refinement on a second branch. A seed that is itself at
+ * the speed of light (--stop-at-sol) is not refined.
+ */
+struct seed_line {
+	struct cand *seed;
+	int index;
+	struct pipe *check;	/* validation and witness */
+	struct pipe *refine;	/* its refinement, or NULL */
+	struct cand *refined;	/* the accepted refinement, or NULL */
+	int valid;
+	int at_sol;		/* valid and itself at the speed of light: not refined */
+};
+
+static struct cand *improve(struct pipe *p, const struct stage *st, struct cand *parent, const char *id);
+
+static void seed_line_run(struct pipe *b, void *arg)
+{
+	struct seed_line *l = arg;
+	char id[128];
+	double sol;
+	if (!l->seed->valid) {
+		validate(b, l->seed, b->o->seed_repairs, "seed");
+		if (!l->seed->valid) {
+			if (!b->stop)
+				decide(b, "seed", "seed %d dropped: still failing after %d repair(s)", l->index,
+				       b->o->seed_repairs);
+			return;
+		}
+	}
+	if (!timing_confirmed(b, l->seed))
+		return;
+	l->valid = 1;
+	if (!b->o->refine || b->stop)
+		return;
+	sol = num(l->seed->eval, "sol_pct");
+	l->refine = pipe_fork(b);
+	if (b->o->stop_at_sol > 0 && !isnan(sol) && sol >= b->o->stop_at_sol) {
+		decide(l->refine, "refine", "%s not refined: it runs at %.0f%% of the roofline bound (--stop-at-sol %.0f)",
+		       l->seed->id, sol, b->o->stop_at_sol);
+		l->at_sol = 1;
+		return;
+	}
+	snprintf(id, sizeof(id), "%.100s.refine", l->seed->id);
+	l->refined = improve(l->refine, &stages[STAGE_REFINE], l->seed, id);
+}
+
+/*
+ * Seeds, and with refinement on, each valid seed's refinement (the method's
+ * two steps of algorithm design): the code agent writes seed after seed in
+ * order (each told the approaches before it), each seed's line runs beside
+ * the next request, and the lines are joined in seed order: first every
+ * validation (the seed stage's selection), then every refinement (the
+ * refinement stage's selection among the seeds and their refinements).
+ */
+static void run_seeds(struct pipe *p, int *seeds_at_sol)
 {
 	const struct stage *st = &stages[STAGE_SEED];
 	struct buf approaches = BUF_INIT;
+	struct seed_line lines[17];
 	struct cand *valid[MAX_CANDS];
-	int nvalid = 0, first = 1;
+	int nvalid = 0, nlines = 0, first = 1;
 	char idx[16], count[16];
 
+	memset(lines, 0, sizeof(lines));
 	snprintf(count, sizeof(count), "%d", p->o->seeds);
 	if (p->o->seed_from_existing && p->env->existing_source && p->env->existing_eval) {
 		/* The task's existing kernel (it passed its evaluation) is seed 1;
@@ -515,8 +751,11 @@ static void run_seeds(struct pipe *p)
 			reply_approach(c->source, approach, sizeof(approach));
 			buf_addf(&approaches, "(1) the existing kernel: %s", approach);
 			decide(p, st->name, "seed 1 is the existing kernel (%.4f ms)", c->ms);
-			if (timing_confirmed(p, c))
-				valid[nvalid++] = c;
+			lines[nlines].seed = c;
+			lines[nlines].index = 1;
+			lines[nlines].check = pipe_fork(p);
+			branch_start(lines[nlines].check, seed_line_run, &lines[nlines]);
+			nlines++;
 			first = 2;
 		}
 	}
@@ -539,7 +778,7 @@ static void run_seeds(struct pipe *p)
 		prompt_set(&v, "seed_count", count);
 		prompt_set(&v, "diversity", diversity);
 		progress(p, "seed", "writing seed %d of %d", s, p->o->seeds);
-		src = agent_code(p->env->agents, P_CODE_SEED, &v, st->name, id, &oc);
+		src = code_call(p, P_CODE_SEED, &v, st->name, id, &oc);
 		free(diversity);
 		if (!src) {
 			if (!stop_for(p, oc, st->name))
@@ -555,19 +794,52 @@ static void run_seeds(struct pipe *p)
 		c = new_cand(p, id, NULL, st->name, src);
 		if (!c)
 			break;
-		validate(p, c, p->o->seed_repairs, "seed");
-		if (!c->valid) {
-			if (!p->stop)
-				decide(p, st->name, "seed %d dropped: still failing after %d repair(s)", s, p->o->seed_repairs);
-		} else if (timing_confirmed(p, c)) {
-			valid[nvalid++] = c;
-		}
+		lines[nlines].seed = c;
+		lines[nlines].index = s;
+		lines[nlines].check = pipe_fork(p);
+		branch_start(lines[nlines].check, seed_line_run, &lines[nlines]);
+		nlines++;
 	}
 	buf_release(&approaches);
+	for (int i = 0; i < nlines; i++)
+		branch_wait(lines[i].check);
+	for (int i = 0; i < nlines; i++) {
+		pipe_join(p, lines[i].check);
+		if (lines[i].valid)
+			valid[nvalid++] = lines[i].seed;
+	}
 	set_pool(p, valid, nvalid);
 	if (nvalid && !p->stop)
 		decide(p, st->name, "%d valid seed(s); fastest %s at %.4f ms", nvalid, p->pool[0]->id, p->pool[0]->ms);
 	stage_row(p, st);
+	{
+		/* Every valid seed at the speed of light: the refinement stage did
+		 * not run at all (the stop after the seeds says so, pipeline_run). */
+		int at_sol = 0;
+		for (int i = 0; i < nlines; i++)
+			at_sol += lines[i].valid && lines[i].at_sol;
+		*seeds_at_sol = nvalid && at_sol == nvalid;
+	}
+	if (!p->o->refine || !nvalid || *seeds_at_sol) {
+		for (int i = 0; i < nlines; i++)
+			if (lines[i].refine)
+				pipe_discard(lines[i].refine);
+		return;
+	}
+	{
+		const struct stage *rs = &stages[STAGE_REFINE];
+		for (int i = 0; i < nlines; i++) {
+			if (!lines[i].refine)
+				continue;
+			pipe_join(p, lines[i].refine);
+			if (lines[i].refined)
+				valid[nvalid++] = lines[i].refined;
+		}
+		set_pool(p, valid, nvalid);
+		if (p->npool)
+			decide(p, rs->name, "selected %s at %.4f ms", p->pool[0]->id, p->pool[0]->ms);
+		stage_row(p, rs);
+	}
 }
 
 /*
@@ -601,9 +873,9 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	prompt_set(&v, "stage_title", st->title);
 	progress(p, st->name, "improving %s", parent->id);
 	if (p->o->single_agent) {
-		src = agent_code(p->env->agents, P_SINGLE_OPTIMIZE, &v, st->name, id, &oc);
+		src = code_call(p, P_SINGLE_OPTIMIZE, &v, st->name, id, &oc);
 	} else {
-		analysis = agent_json(p->env->agents, st->analysis_prompt, st->analysis_schema, &v, st->name, parent->id, &oc);
+		analysis = json_call(p, st->analysis_prompt, st->analysis_schema, &v, st->name, parent->id, &oc);
 		if (!analysis) {
 			if (!stop_for(p, oc, st->name))
 				decide(p, st->name, "%s kept: the profile agent gave no usable plan", parent->id);
@@ -618,7 +890,7 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 		}
 		plan = json_dumps(analysis, JSON_INDENT(1));
 		prompt_set(&v, "plan", plan);
-		src = agent_code(p->env->agents, st->code_prompt, &v, st->name, id, &oc);
+		src = code_call(p, st->code_prompt, &v, st->name, id, &oc);
 	}
 	if (!src) {
 		if (!stop_for(p, oc, st->name))
@@ -651,50 +923,55 @@ out:
 	return accepted;
 }
 
-/* Refinement: every valid candidate so far (each seed, not only the pool,
- * as the method's selection compares seeds and their refinements) gets one
- * improvement; the K fastest of all stay. */
-static void run_refine(struct pipe *p)
+/* One pool member's improvement in a tuning stage, on a branch of its own. */
+struct tune_line {
+	const struct stage *st;
+	struct cand *parent;
+	char id[128];
+	struct cand *accepted;
+	struct pipe *b;
+};
+
+static void tune_line_run(struct pipe *b, void *arg)
 {
-	const struct stage *st = &stages[STAGE_REFINE];
-	struct cand *all[MAX_CANDS];
-	int n = 0;
-	for (int i = 0; i < p->ncands; i++)
-		if (p->cands[i].valid)
-			all[n++] = &p->cands[i];
-	for (int i = 0, seeds = n; i < seeds && !p->stop; i++) {
-		char id[128];
-		struct cand *c;
-		snprintf(id, sizeof(id), "%.100s.refine", all[i]->id);
-		if ((c = improve(p, st, all[i], id)))
-			all[n++] = c;
-	}
-	set_pool(p, all, n);
-	if (p->npool)
-		decide(p, st->name, "selected %s at %.4f ms", p->pool[0]->id, p->pool[0]->ms);
-	stage_row(p, st);
+	struct tune_line *l = arg;
+	l->accepted = improve(b, l->st, l->parent, l->id);
 }
 
-/* A tuning stage: each kernel in the pool gets one improvement; the K
- * fastest of the pool and the accepted ones stay. */
+/* A tuning stage: each kernel in the pool gets one improvement (beside one
+ * another when the pool holds several: --top-k); the K fastest of the pool
+ * and the accepted ones stay. */
 static void run_tuning(struct pipe *p, const struct stage *st)
 {
-	struct cand *next[16], *pool[8];
+	struct cand *next[16];
+	struct tune_line lines[8];
 	int n = 0, npool = p->npool;
 
-	memcpy(pool, p->pool, sizeof(pool));
-	for (int i = 0; i < npool; i++)
-		next[n++] = pool[i];
-	for (int i = 0; i < npool && !p->stop; i++) {
-		char id[128];
-		struct cand *c;
+	memset(lines, 0, sizeof(lines));
+	for (int i = 0; i < npool; i++) {
+		next[n++] = p->pool[i];
+		lines[i].st = st;
+		lines[i].parent = p->pool[i];
 		if (npool > 1)
-			snprintf(id, sizeof(id), "%s.k%d", st->name, i + 1);
+			snprintf(lines[i].id, sizeof(lines[i].id), "%s.k%d", st->name, i + 1);
 		else
-			snprintf(id, sizeof(id), "%s", st->name);
-		if ((c = improve(p, st, pool[i], id)))
-			next[n++] = c;
+			snprintf(lines[i].id, sizeof(lines[i].id), "%s", st->name);
 	}
+	if (npool == 1) {
+		lines[0].accepted = improve(p, st, lines[0].parent, lines[0].id);
+	} else {
+		for (int i = 0; i < npool; i++) {
+			lines[i].b = pipe_fork(p);
+			branch_start(lines[i].b, tune_line_run, &lines[i]);
+		}
+		for (int i = 0; i < npool; i++)
+			branch_wait(lines[i].b);
+		for (int i = 0; i < npool; i++)
+			pipe_join(p, lines[i].b);
+	}
+	for (int i = 0; i < npool; i++)
+		if (lines[i].accepted)
+			next[n++] = lines[i].accepted;
 	set_pool(p, next, n);
 	stage_row(p, st);
 }
@@ -702,7 +979,7 @@ static void run_tuning(struct pipe *p, const struct stage *st)
 int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out)
 {
 	struct pipe *p = xcalloc(1, sizeof(*p));
-	int broken;
+	int broken, seeds_at_sol = 0;
 	memset(out, 0, sizeof(*out));
 	out->stage_rows = json_array();
 	p->env = env;
@@ -710,19 +987,19 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 	p->out = out;
 	p->decisions = json_array();
 
-	run_seeds(p);
+	run_seeds(p, &seeds_at_sol);
 	if (!p->npool && !p->stop)
 		decide(p, "seed", "no valid seed: the task fails");
-	check_sol(p, "seed");
-	if (p->npool && o->refine && !p->stop && !p->at_sol) {
-		run_refine(p);
-		check_sol(p, "refine");
-	}
+	check_sol(p, o->refine && !seeds_at_sol ? "refine" : "seed");
 	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY && p->npool && !p->stop && !p->at_sol; s++)
 		if (o->stage_on[s]) {
 			run_tuning(p, &stages[s]);
 			check_sol(p, stages[s].name);
 		}
+	out->llm_chain = p->chain;
+	out->llm_s = env->agents->llm_ms / 1000;
+	out->eval_s = p->eval_ms / 1000;
+	out->device_wait_s = p->wait_ms / 1000;
 	if (p->npool) {
 		struct cand *best = p->pool[0];
 		out->found = 1;
@@ -731,9 +1008,10 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 		out->eval = json_incref(best->eval);
 	}
 	for (int i = 0; i < p->ncands; i++) {
-		free(p->cands[i].source);
-		json_decref(p->cands[i].eval);
-		json_decref(p->cands[i].profile);
+		free(p->cands[i]->source);
+		json_decref(p->cands[i]->eval);
+		json_decref(p->cands[i]->profile);
+		free(p->cands[i]);
 	}
 	json_decref(p->decisions);
 	broken = p->broken;

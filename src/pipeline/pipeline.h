@@ -21,6 +21,8 @@ struct pipeline_opts {
 	int profile;		/* profile with ncu before refinement and tuning */
 	double stop_at_sol;	/* stop once the best kernel is at this % of the roofline bound (85; 0: never) */
 	int seed_from_existing;	/* the task's existing kernel, when it passes, is seed 1 */
+	int skip_eager_at_sol;	/* a task whose PyTorch eager already runs at stop_at_sol is not optimized
+				 * (the subgraphs of a whole program: egg optimize --split) */
 };
 
 void pipeline_opts_init(struct pipeline_opts *o);
@@ -52,6 +54,10 @@ struct pipeline_result {
 	int budget;		/* ended by a token or cost budget */
 	int waiting;		/* stopped for a reply awaited in the --llm-spool folder */
 	char pending_key[65];	/* that request's key */
+	int llm_chain;		/* LLM calls on the longest chain of calls that waited on each other */
+	double llm_s;		/* waiting for LLM replies (not cached), summed over concurrent calls */
+	double eval_s;		/* evaluating and profiling, summed over concurrent jobs */
+	double device_wait_s;	/* waiting for a worker of the task's device, summed likewise */
 	json_t *sol_stop;	/* the early stop at the speed of light, or NULL (owned):
 				 * {after_stage, sol_pct, threshold_pct, skipped_stages, skipped_calls_est,
 				 *  tokens_per_call, tokens_saved_est} */

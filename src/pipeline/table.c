@@ -61,3 +61,17 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 			last / eager, !strcmp(device, "cpu") ? " (on the CPU the kernel runs in Triton's interpreter: "
 			"these times say nothing about a GPU)" : "");
 }
+
+void pipeline_print_time(FILE *f, const json_t *t)
+{
+	const json_t *wall = json_object_get(t, "wall_s");
+	if (!json_is_object(t))
+		return;
+	fprintf(f, "  time: ");
+	if (json_is_number(wall))
+		fprintf(f, "%.1f s wall; ", json_number_value(wall));
+	fprintf(f, "LLM %.1f s, evaluation %.1f s, waiting for the device %.1f s (summed over work that overlapped); "
+		   "longest chain of dependent LLM calls: %lld\n", json_number_value(json_object_get(t, "llm_s")),
+		json_number_value(json_object_get(t, "eval_s")), json_number_value(json_object_get(t, "device_wait_s")),
+		json_integer_value(json_object_get(t, "llm_chain")));
+}

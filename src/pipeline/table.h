@@ -12,4 +12,8 @@
 void pipeline_print_table(FILE *f, const char *task, const char *device, const char *clock, const json_t *baseline,
 			  const json_t *rows);
 
+/* One line: where a task's time went (its summary's "time": wall_s when
+ * known, llm_s, eval_s, device_wait_s, llm_chain). Nothing without one. */
+void pipeline_print_time(FILE *f, const json_t *time);
+
 #endif

@@ -11,7 +11,8 @@
 #include "../util/fs.h"
 
 struct recorder {
-	char *dir;
+	char *dir;		/* NULL: a buffer */
+	json_t *events;		/* a buffer's events, in order */
 	pthread_mutex_t lock;
 	int seq;
 	int failed;
@@ -49,6 +50,50 @@ struct recorder *recorder_open(const char *dir, const struct recorder_sink *sink
 	return r;
 }
 
+struct recorder *recorder_buffer(void)
+{
+	struct recorder *r = xcalloc(1, sizeof(*r));
+	pthread_mutex_init(&r->lock, NULL);
+	r->trajectory = json_array();
+	r->events = json_array();
+	return r;
+}
+
+/* A buffer keeps an event (owned; its JSON values are copies). */
+static void keep(struct recorder *r, json_t *event)
+{
+	json_t *copy = json_deep_copy(event);
+	json_decref(event);
+	pthread_mutex_lock(&r->lock);
+	json_array_append_new(r->events, copy);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void recorder_replay(struct recorder *to, struct recorder *buffer)
+{
+	size_t i;
+	json_t *e;
+	if (!buffer)
+		return;
+	json_array_foreach(buffer->events, i, e) {
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+#define S(k) json_string_value(json_object_get(e, k))
+		if (!strcmp(kind, "call"))
+			recorder_call(to, S("template"), S("stage"), S("candidate"), S("system"), S("user"), S("reply"),
+				      json_object_get(e, "meta"));
+		else if (!strcmp(kind, "candidate"))
+			recorder_candidate(to, S("id"), S("stage"), S("source"), json_object_get(e, "eval"));
+		else if (!strcmp(kind, "profile"))
+			recorder_profile(to, S("id"), json_object_get(e, "profile"));
+		else if (!strcmp(kind, "decision"))
+			recorder_decision(to, json_object_get(e, "decision"));
+		else if (!strcmp(kind, "step"))
+			recorder_step(to, json_object_get(e, "step"));
+#undef S
+	}
+	recorder_close(buffer);
+}
+
 const char *recorder_dir(const struct recorder *r)
 {
 	return r->dir;
@@ -82,6 +127,12 @@ int recorder_call(struct recorder *r, const char *template_name, const char *sta
 	char *text;
 	int seq;
 
+	if (!r->dir) {
+		keep(r, json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:O}", "kind", "call", "template", template_name,
+				  "stage", stage, "candidate", candidate, "system", system, "user", user, "reply",
+				  reply ? reply : "", "meta", meta));
+		return 0;
+	}
 	pthread_mutex_lock(&r->lock);
 	seq = ++r->seq;
 	snprintf(name, sizeof(name), "calls/%03d-%s.system.md", seq, template_name);
@@ -112,7 +163,13 @@ void recorder_candidate(struct recorder *r, const char *id, const char *stage, c
 			json_t *eval)
 {
 	char name[160];
-	char *text = eval ? json_dumps(eval, JSON_INDENT(1)) : NULL;
+	char *text;
+	if (!r->dir) {
+		keep(r, json_pack("{s:s, s:s, s:s, s:s, s:O?}", "kind", "candidate", "id", id, "stage", stage, "source",
+				  source, "eval", eval));
+		return;
+	}
+	text = eval ? json_dumps(eval, JSON_INDENT(1)) : NULL;
 	pthread_mutex_lock(&r->lock);
 	snprintf(name, sizeof(name), "candidates/%s.py", id);
 	write_file(r, name, source);
@@ -129,7 +186,12 @@ void recorder_candidate(struct recorder *r, const char *id, const char *stage, c
 void recorder_profile(struct recorder *r, const char *id, json_t *profile)
 {
 	char name[160];
-	char *text = json_dumps(profile, JSON_INDENT(1));
+	char *text;
+	if (!r->dir) {
+		keep(r, json_pack("{s:s, s:s, s:O}", "kind", "profile", "id", id, "profile", profile));
+		return;
+	}
+	text = json_dumps(profile, JSON_INDENT(1));
 	pthread_mutex_lock(&r->lock);
 	snprintf(name, sizeof(name), "candidates/%s.profile.json", id);
 	write_file(r, name, text);
@@ -141,9 +203,14 @@ void recorder_profile(struct recorder *r, const char *id, json_t *profile)
 
 void recorder_decision(struct recorder *r, json_t *decision)
 {
-	char *path = fs_join(r->dir, "decisions.jsonl");
-	char *text = json_dumps(decision, JSON_COMPACT);
+	char *path, *text;
 	FILE *f;
+	if (!r->dir) {
+		keep(r, json_pack("{s:s, s:O}", "kind", "decision", "decision", decision));
+		return;
+	}
+	path = fs_join(r->dir, "decisions.jsonl");
+	text = json_dumps(decision, JSON_COMPACT);
 	pthread_mutex_lock(&r->lock);
 	f = fopen(path, "a");
 	if (!f || fprintf(f, "%s\n", text) < 0)
@@ -160,6 +227,10 @@ void recorder_decision(struct recorder *r, json_t *decision)
 void recorder_step(struct recorder *r, json_t *step)
 {
 	char *text;
+	if (!r->dir) {
+		keep(r, json_pack("{s:s, s:O}", "kind", "step", "step", step));
+		return;
+	}
 	pthread_mutex_lock(&r->lock);
 	json_object_set_new(step, "step", json_integer((json_int_t)json_array_size(r->trajectory) + 1));
 	json_array_append(r->trajectory, step);
@@ -185,6 +256,7 @@ void recorder_close(struct recorder *r)
 {
 	if (!r)
 		return;
+	json_decref(r->events);
 	json_decref(r->trajectory);
 	pthread_mutex_destroy(&r->lock);
 	free(r->dir);

@@ -47,4 +47,16 @@ void recorder_write_json(struct recorder *r, const char *name, json_t *obj);
 int recorder_failed(const struct recorder *r);
 void recorder_close(struct recorder *r);
 
+/*
+ * A buffer: a recorder that writes nothing and keeps every event (calls,
+ * candidates, profiles, decisions, steps) in order, for work that runs
+ * beside other work (the pipeline's branches): replaying buffers into the
+ * task's recorder in a fixed order keeps the folder and the store the same
+ * whatever finished first. recorder_replay writes the events into `to` in
+ * order, as if they happened now (calls get their numbers then), and frees
+ * the buffer; recorder_close frees one unreplayed.
+ */
+struct recorder *recorder_buffer(void);
+void recorder_replay(struct recorder *to, struct recorder *buffer);
+
 #endif

@@ -14,6 +14,7 @@ GPU. Faults and answers a test can ask for, through the environment:
   FAKEWORKER_ROOFLINE_MS=X   the baseline counts a task whose least traffic
                              takes X ms at the fake GPU's calibrated 1 TB/s
   FAKEWORKER_FLOPS=N         ... and N FLOPs (fp32 peak: 1e14/3 as tf32x3)
+  FAKEWORKER_FAIL_MARK=TEXT  a kernel containing TEXT fails to compile
   FAKEWORKER_PROGRESS=1      an eval job says three progress steps first
                              (at 3 s, 12 s and 41.5 s, as if it had taken that
                              long)"""
@@ -76,6 +77,10 @@ def main() -> int:
             res = {"verdict": "pass", "stage": "done", "reason": None, "log": "", "trials": 5, "correct_trials": 5,
                    "kernel_ms": ms, "timing": {"median": ms, "cv": 0.0, "iters": 100}, "flags": [],
                    "triton_launches": 1, "device": req.get("device")}
+            mark = os.environ.get("FAKEWORKER_FAIL_MARK")
+            if mark and mark in (req.get("kernel_source") or ""):
+                res.update(verdict="fail", stage="compile", reason=f"fake compile error: {mark}", log=mark,
+                           correct_trials=0, kernel_ms=None, timing=None)
         if op == "eval" and os.environ.get("FAKEWORKER_PROGRESS"):
             for step, t in (("correctness trial 1/5", 3.0), ("correctness trial 2/5", 12.0),
                             ("timing: 1 warm-up calls, 5 timed calls", 41.5)):

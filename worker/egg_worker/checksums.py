@@ -58,25 +58,40 @@ def checksum(t: torch.Tensor, seed: int = 0) -> list:
     elif flat.dtype in (torch.float16, torch.bfloat16):
         flat = flat.float()
     n = flat.numel()
-    acc = torch.zeros(6, dtype=torch.float64, device=flat.device)
     step = _chunk(flat.device)
+    # The sums first, without the element tests: when they are finite the
+    # output holds no NaN or Inf (a NaN makes every sum NaN, an Inf the sum
+    # of |x| infinite) and the counts are zero. Only an output whose sums are
+    # not finite (rare: the reference's own NaNs, a broken kernel) takes the
+    # careful path that counts them and sums the finite values.
+    acc = torch.zeros(6, dtype=torch.float64, device=flat.device)
     for s in range(0, n, step):
         x = flat[s:s + step]
         w = _weights_for(x.device, x.dtype)[:x.numel()]
-        # On the CPU asking whether all are finite costs nothing and saves
-        # three passes; on a GPU it would wait for the device every chunk.
-        if x.device.type != "cpu" or not bool(torch.isfinite(x).all()):
-            nan, pinf, ninf = torch.isnan(x), torch.isposinf(x), torch.isneginf(x)
-            x = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
-            acc[3:] += torch.stack([nan.sum(dtype=torch.float64), pinf.sum(dtype=torch.float64),
-                                    ninf.sum(dtype=torch.float64)])
         acc[:3] += torch.stack([x.sum(dtype=torch.float64), (x * w).sum(dtype=torch.float64),
                                 x.abs().sum(dtype=torch.float64)])
+    if n and not bool(torch.isfinite(acc[:3]).all()):
+        acc = _careful_sums(flat, step)
     if n:
         picked = flat[_sample_positions(n, seed, flat.device)].to(torch.float64)
         acc = torch.cat([acc, torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)])
     v = [float(x) for x in acc.tolist()]
     return v[:6] + [float(n)] + v[6:]
+
+
+def _careful_sums(flat: torch.Tensor, step: int) -> torch.Tensor:
+    """The summary's sums over the finite values, and the NaN/+Inf/-Inf counts."""
+    acc = torch.zeros(6, dtype=torch.float64, device=flat.device)
+    for s in range(0, flat.numel(), step):
+        x = flat[s:s + step]
+        w = _weights_for(x.device, x.dtype)[:x.numel()]
+        nan, pinf, ninf = torch.isnan(x), torch.isposinf(x), torch.isneginf(x)
+        x = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+        acc[3:] += torch.stack([nan.sum(dtype=torch.float64), pinf.sum(dtype=torch.float64),
+                                ninf.sum(dtype=torch.float64)])
+        acc[:3] += torch.stack([x.sum(dtype=torch.float64), (x * w).sum(dtype=torch.float64),
+                                x.abs().sum(dtype=torch.float64)])
+    return acc
 
 
 def checksum_close(ref: list, out: list, atol: float, rtol: float, widen: float = 1.0) -> bool:

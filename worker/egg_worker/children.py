@@ -96,6 +96,23 @@ class Child:
             return ""
 
 
+def _profiler(role: str):
+    """With EGG_WORKER_PROFILE=DIR (a measurement of the evaluator's own
+    time, bench/eval-phases.sh), a child runs under cProfile and leaves
+    DIR/ROLE-PID.prof; otherwise None. The candidate's process is sandboxed
+    and cannot write there: it leaves its profile in its own scratch
+    folder, which the job copies to DIR before removing it."""
+    out = os.environ.get("EGG_WORKER_PROFILE")
+    if not out:
+        return None
+    import cProfile
+
+    prof = cProfile.Profile()
+    prof.enable()
+    name = f"{role}-{os.getpid()}.prof"
+    return prof, name if role == "candidate" else os.path.join(out, name)
+
+
 def spawn(target, role: str, log_path: str, *args, keep_fds: tuple = ()) -> Child:
     """Fork; the child runs target(channel, *args) in its own process group
     with stdin from /dev/null and stdout/stderr into log_path, then exits.
@@ -121,7 +138,13 @@ def spawn(target, role: str, log_path: str, *args, keep_fds: tuple = ()) -> Chil
                         os.close(fd)
                     except OSError:
                         pass
-            target(Channel(p2c_r, c2p_w), *args)
+            prof = _profiler(role)
+            try:
+                target(Channel(p2c_r, c2p_w), *args)
+            finally:
+                if prof is not None:
+                    prof[0].disable()
+                    prof[0].dump_stats(prof[1])
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
         except BaseException:

@@ -5,7 +5,7 @@ includes a module above its own, and that no header include cycle exists.
 The layers, lowest first (a module may include its own layer and any below):
 
     util < config < llm, store < eval < profile < agents < pipeline
-         < report < run < cli
+         < report < program < run < cli
 
 Run from the repository root: `python3 scripts/check_layers.py [--print]`.
 Exit 0 when the graph keeps to the layers, 1 with one line per breach
@@ -17,7 +17,7 @@ import re
 import sys
 
 LAYERS = [["util"], ["config"], ["llm", "store"], ["eval"], ["profile"], ["agents"],
-          ["pipeline"], ["report"], ["run"], ["cli"]]
+          ["pipeline"], ["report"], ["program"], ["run"], ["cli"]]
 RANK = {module: rank for rank, group in enumerate(LAYERS) for module in group}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -73,8 +73,10 @@ const char *agents_precision_note(const char *precision, int half)
 			 "passes), or as a compensated scheme of your own: split each fp32 operand once into a TF32 high "
 			 "part and its remainder (hi = the value with its low 13 mantissa bits cleared, lo = value - "
 			 "hi; both exact in fp32), then per tile three plain TF32 dots hi*hi + hi*lo + lo*hi accumulated "
-			 "in fp32. All three stay within the tolerance; a single TF32 pass (tl.dot's default or "
-			 "\"tf32\" on unsplit data) misses it many times over and fails. No fp16/bf16 arithmetic on fp32 "
-			 "data; keep the reference's output dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
+			 "in fp32. The evaluator judges the numbers, not the spelling: measured on an H200, tf32x3 stayed "
+			 "within the tolerance on every matmul and convolution shape tried, the hand split on four of six "
+			 "(it missed on long K), and a single TF32 pass (tl.dot's default or \"tf32\" on unsplit data) "
+			 "misses it many times over. No fp16/bf16 arithmetic on fp32 data; keep the reference's output "
+			 "dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
 }
 

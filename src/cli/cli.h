@@ -61,6 +61,8 @@ int cmd_bench(const struct command *self, int argc, char **argv);
 int cmd_report(const struct command *self, int argc, char **argv);
 int cmd_runs(const struct command *self, int argc, char **argv);
 int cmd_selfcheck(const struct command *self, int argc, char **argv);
+int cmd_split(const struct command *self, int argc, char **argv);
+int cmd_compose(const struct command *self, int argc, char **argv);
 int cmd_worker(const struct command *self, int argc, char **argv);
 
 #endif

@@ -5,12 +5,87 @@
 
 #include "../llm/spool.h"
 #include "../pipeline/table.h"
+#include "../report/report.h"
 #include "../run/run.h"
+#include "../run/whole.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
 #include "cli.h"
 #include "flags.h"
+
+/* egg optimize TASK.py --split: the whole program (run/whole.h). */
+static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *output, double min_share,
+			  const char *resume, int quiet)
+{
+	struct run *run;
+	struct whole_opts wo = { min_share > 0 ? min_share : 0.02, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
+	json_t *prog = NULL;
+	const json_t *e;
+	int code;
+	ro->workers_per_device = 2;
+	ro->po.skip_eager_at_sol = 1;
+	run = resume ? run_resume(&ctx->cfg, ro, resume) : run_open(&ctx->cfg, ro);
+	if (!run)
+		return err_report();
+	if (!ctx->json)
+		fprintf(stderr, "egg: optimizing the program '%s' part by part on %s; run %s\n", ctx->args.v[0], ctx->device,
+			run_id(run));
+	prog = run_whole_program(run, ctx->args.v[0], &wo);
+	if (!prog) {
+		code = err_report();
+		goto out;
+	}
+	json_object_set_new(prog, "run_id", json_string(run_id(run)));
+	if (!ctx->json)
+		report_print_program(stderr, prog);
+	e = json_object_get(prog, "end_to_end");
+	if (json_is_true(json_object_get(prog, "finished")) && output &&
+	    !strcmp(json_string_value(json_object_get(e, "verdict")) ?: "", "pass")) {
+		struct buf k = BUF_INIT;
+		if (fs_read(json_string_value(json_object_get(prog, "composed")), &k) < 0 ||
+		    fs_write_atomic(output, k.data, k.len) < 0) {
+			buf_release(&k);
+			code = err_report();
+			goto out;
+		}
+		buf_release(&k);
+		json_object_set_new(prog, "composed", json_string(output));
+	}
+	if (ctx->json)
+		cmd_print_json(json_incref(prog));
+	{
+		int found, stopped, waiting;
+		run_counts(run, &found, &stopped, &waiting);
+		if (stopped) {
+			err_set(ERR_INFRA, "%d subgraph task(s) stopped on an infrastructure failure (first: %s); "
+				"run 'egg optimize %s --split --resume %s' to go on", stopped, run_first_stop(run),
+				ctx->args.v[0], run_id(run));
+			code = err_report();
+		} else if (waiting) {
+			err_set(ERR_WAITING, "%d subgraph task(s) wait for replies in %s/pending; write each to %s/replies/KEY.txt "
+				"and run 'egg optimize %s --split --resume %s'", waiting, ctx->cfg.llm_spool,
+				ctx->cfg.llm_spool, ctx->args.v[0], run_id(run));
+			code = err_report();
+		} else if (strcmp(json_string_value(json_object_get(e, "verdict")) ?: "", "pass")) {
+			/* Even the program without kernels failed: egg's own split is wrong. */
+			err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition "
+				"is wrong for it; please report it", json_string_value(json_object_get(e, "reason")) ?: "?");
+			code = err_report();
+		} else if (!found) {
+			err_set(ERR_REJECTED, "no subgraph of '%s' found a valid kernel", ctx->args.v[0]);
+			code = err_report();
+		} else {
+			if (!ctx->json)
+				printf("%s\n", json_string_value(json_object_get(prog, "composed")));
+			code = EXIT_DONE;
+		}
+	}
+out:
+	json_decref(prog);
+	run_close(run);
+	return code;
+}
 
 int cmd_optimize(const struct command *self, int argc, char **argv)
 {
@@ -20,12 +95,20 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	struct run_opts ro = { 0 };
 	struct strvec devices = STRVEC_INIT, paths = STRVEC_INIT;
 	struct run *run = NULL;
-	const char *output = NULL, *run_dir = NULL, *existing = NULL;
-	int table = 0, code;
+	const char *output = NULL, *run_dir = NULL, *existing = NULL, *resume = NULL;
+	int table = 0, split = 0, code;
+	double min_share = 0;
 	const struct opt own[] = {
 		{ "output", 'o', OPT_STRING, &output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
 		{ "run-dir", 0, OPT_STRING, &run_dir, "DIR", "run folder (default STORE/runs/RUN/TASK)" },
 		{ "table", 0, OPT_FLAG, &table, NULL, "print the stage table on stderr even with --json" },
+		{ "split", 0, OPT_FLAG, &split, NULL,
+		  "a whole program: split it into subgraphs, optimize those worth it as one run, compose them into "
+		  "OUT.py (ModelNew) and verify it end to end" },
+		{ "min-share", 0, OPT_DOUBLE, &min_share, "F",
+		  "with --split: subgraphs under this share of the program's eager time stay PyTorch (default 0.02)" },
+		{ "resume", 0, OPT_STRING, &resume, "RUN", "with --split: go on with run RUN (after a crash, or with new "
+		  "spool replies)" },
 		{ "existing", 0, OPT_STRING, &existing, "KERNEL.py",
 		  "an existing Triton kernel for the task: evaluated like a candidate, its time a third baseline "
 		  "(default: TASK.existing.py beside the task, when present)" },
@@ -66,6 +149,14 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	ro.task_max_cost = pf.max_cost;
 	ro.config = config;
 	ro.existing = existing;
+	if ((resume || min_share) && !split) {
+		code = err_usage("--resume and --min-share go with --split");
+		goto out;
+	}
+	if (split) {
+		code = optimize_whole(&ctx, &ro, output, min_share, resume, pf.quiet);
+		goto out;
+	}
 	if (existing && !fs_exists(existing)) {
 		code = err_usage("no existing kernel '%s'", existing);
 		goto out;
@@ -97,6 +188,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		const json_t *eager = json_object_get(result, "eager_ms");
 		pipeline_print_table(stderr, ctx.args.v[0], ctx.device, ef.clock ? ef.clock : "gpu",
 				     eager && !json_is_null(eager) ? result : NULL, json_object_get(result, "stages"));
+		pipeline_print_time(stderr, json_object_get(result, "time"));
 	}
 	if (ctx.json)
 		cmd_print_json(json_incref(result));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../report/report.h"
+#include "../util/buf.h"
 #include "../util/err.h"
 #include "cli.h"
 
@@ -42,6 +43,11 @@ int cmd_report(const struct command *self, int argc, char **argv)
 	if (!rep) {
 		code = err_report();
 		goto out;
+	}
+	{
+		char *dir = xasprintf("%s/runs/%s", ctx.cfg.store, run_id);
+		report_attach_program(rep, dir);
+		free(dir);
 	}
 	if (html && report_html(rep, html) < 0) {
 		code = err_report();

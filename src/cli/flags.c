@@ -28,12 +28,15 @@ const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline)
 		{ "clock", 0, OPT_STRING, &f->clock, "C", "GPU time: gpu (launch cost hidden, default) or latency (included)" },
 		{ "no-truth", 0, OPT_FLAG, &f->no_truth, NULL, "judge misses against the fp32 reference only (no float64 rule)" },
 		{ "no-timing", 0, OPT_FLAG, &f->no_timing, NULL, "check correctness only" },
+		{ "allow-torch", 0, OPT_FLAG, &f->allow_torch, NULL,
+		  "waive the rule against PyTorch compute (a composed program that keeps PyTorch parts); every other "
+		  "check stays" },
 		{ "timeout", 0, OPT_DOUBLE, &f->timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
 		OPT_TABLE_END,
 	};
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (!(for_pipeline && t[i].name && !strcmp(t[i].name, "no-timing")))
+		if (!(for_pipeline && t[i].name && (!strcmp(t[i].name, "no-timing") || !strcmp(t[i].name, "allow-torch"))))
 			table[n++] = t[i];
 	return table;
 }
@@ -55,6 +58,7 @@ int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval
 	eo->rtol = f->rtol;
 	eo->truth = !f->no_truth;
 	eo->timing = !f->no_timing;
+	eo->allow_torch = f->allow_torch;
 	if ((f->precision && eval_opts_set_precision(eo, f->precision) < 0) ||
 	    (f->compile_mode && eval_opts_set_compile_mode(eo, f->compile_mode) < 0) ||
 	    (f->clock && eval_opts_set_clock(eo, f->clock) < 0))

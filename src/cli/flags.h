@@ -10,7 +10,7 @@
 
 /* Evaluation flags: egg eval, optimize and bench take them. */
 struct eval_flags {
-	int trials, iters, warmup, no_truth, no_timing;
+	int trials, iters, warmup, no_truth, no_timing, allow_torch;
 	double atol, rtol, timeout;
 	const char *precision, *compile_mode, *clock;
 };

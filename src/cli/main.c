@@ -37,6 +37,12 @@ static const struct command commands[] = {
 	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager, torch.compile "
 	  "and the roofline bound; without a kernel, measure those three for the task.",
 	  WORKER | STORE | JSON | DEVICE, 1, 2 },
+	{ "split", cmd_split, "TASK.py DIR [--device cpu|cuda[:N]] [--no-measure] [--json]",
+	  "Cut a whole program into subgraph tasks (DIR/NN_name.py, DIR/plan.json) with each one's share of its "
+	  "eager time.", WORKER | STORE | JSON | DEVICE, 2, 2 },
+	{ "compose", cmd_compose, "TASK.py DIR -o OUT.py [--keep-torch] [--run RUN] [--json]",
+	  "Put a split program back together: ModelNew running each subgraph through its kernel.",
+	  STORE | JSON, 2, 2 },
 	{ "selfcheck", cmd_selfcheck, "TASK.py... | --dir DIR [--devices LIST] [--jobs N] [--json]",
 	  "Run the whole evaluation path on tasks with their own Model as the candidate: the harness's own check.",
 	  WORKER | STORE | JSON, 0, -1 },

@@ -24,11 +24,13 @@ struct evcache {
 	long rejected;
 };
 
-/* Reads DIR/.mac-key, or creates it (0600, O_EXCL: two egg processes
- * starting at once agree on one key). */
+/* Reads DIR/.mac-key, or creates it (0600): the key is written into a
+ * file of its own and linked into place, so that two egg processes starting
+ * at once agree on one key and neither reads it half written. */
 static int load_key(struct evcache *c)
 {
 	char *path = fs_join(c->dir, ".mac-key");
+	char *tmp = xasprintf("%s.new.%ld", path, (long)getpid());
 	int fd, rc = -1;
 	ssize_t n;
 	for (int tries = 0; tries < 2 && rc < 0; tries++) {
@@ -42,22 +44,28 @@ static int load_key(struct evcache *c)
 				err_set(ERR_INFRA, "the evaluation cache key '%s' is damaged (remove it)", path);
 			break;
 		}
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0) {
-			if (errno == EEXIST)
-				continue;
-			err_set(ERR_INFRA, "cannot create '%s': %s", path, strerror(errno));
+			err_set(ERR_INFRA, "cannot create '%s': %s", tmp, strerror(errno));
 			break;
 		}
-		if (hash_random(c->key, KEY_BYTES) < 0 || write(fd, c->key, KEY_BYTES) != KEY_BYTES) {
-			err_set(ERR_INFRA, "cannot write '%s'", path);
+		if (hash_random(c->key, KEY_BYTES) < 0 || write(fd, c->key, KEY_BYTES) != KEY_BYTES || fsync(fd) < 0) {
+			err_set(ERR_INFRA, "cannot write '%s'", tmp);
 			close(fd);
-			unlink(path);
+			unlink(tmp);
 			break;
 		}
 		close(fd);
-		rc = 0;
+		if (link(tmp, path) == 0)
+			rc = 0;
+		else if (errno != EEXIST) {
+			err_set(ERR_INFRA, "cannot create '%s': %s", path, strerror(errno));
+			unlink(tmp);
+			break;
+		}
+		unlink(tmp);	/* another egg's key won: read it */
 	}
+	free(tmp);
 	free(path);
 	return rc;
 }

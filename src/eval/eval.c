@@ -109,8 +109,9 @@ void eval_result_key(struct worker *w, const struct eval_opts *o, const json_t *
 	hash_field(h, o->precision);
 	hash_field(h, o->clock);
 	hash_field(h, baseline ? o->compile_mode : "");
-	snprintf(num, sizeof(num), "%d/%d/%d/%.17g/%.17g/%d/%d", baseline ? 0 : o->trials, o->warmup, o->iters,
-		 baseline ? 0 : o->atol, baseline ? 0 : o->rtol, baseline ? 0 : o->truth, baseline ? 1 : o->timing);
+	snprintf(num, sizeof(num), "%d/%d/%d/%.17g/%.17g/%d/%d/%d", baseline ? 0 : o->trials, o->warmup, o->iters,
+		 baseline ? 0 : o->atol, baseline ? 0 : o->rtol, baseline ? 0 : o->truth, baseline ? 1 : o->timing,
+		 baseline ? 0 : o->allow_torch);
 	hash_field(h, num);
 	hash_final(h, key);
 }
@@ -337,6 +338,7 @@ static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char 
 	json_object_set_new(req, "trials", json_integer(o->trials));
 	json_object_set_new(req, "timing", json_boolean(o->timing));
 	json_object_set_new(req, "truth", json_boolean(o->truth));
+	json_object_set_new(req, "allow_torch", json_boolean(o->allow_torch));
 	json_object_set_new(req, "atol", o->atol >= 0 ? json_real(o->atol) : json_null());
 	json_object_set_new(req, "rtol", o->rtol >= 0 ? json_real(o->rtol) : json_null());
 	worker_set_progress(w, o->progress, o->progress_arg);

@@ -20,6 +20,7 @@ struct eval_opts {
 	double speedup_bound;	/* re-measure in a fresh process beyond this */
 	int timing;		/* time the candidate (0: correctness only) */
 	int truth;		/* judge misses against the float64 truth (default 1) */
+	int allow_torch;	/* waive the rule against PyTorch compute (a program that keeps PyTorch parts) */
 	struct evcache *cache;	/* results cache (borrowed), or NULL */
 	int cache_verdicts;	/* also cache candidates' verdicts and profiles (runs do; egg eval does not) */
 	const char *lock;	/* device lock key for timing and profiling (NULL: the device) */

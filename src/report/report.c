@@ -300,7 +300,8 @@ json_t *report_compute(struct store *s, const char *run_id)
 		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
 				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
 				       "pending_key", "roofline_ms", "roofline", "sol_pct", "eager_sol_pct",
-				       "compile_sol_pct", "sol_stop", "existing_ms", "speedup_existing", "existing_error", NULL };
+				       "compile_sol_pct", "sol_stop", "existing_ms", "speedup_existing", "existing_error",
+				       "time", NULL };
 		for (int k = 0; keys[k]; k++)
 			json_object_set(row, keys[k], json_object_get(r, keys[k]) ?: json_null());
 		if (!strcmp(json_string_value(json_object_get(r, "device")) ?: "", "cpu")) {
@@ -409,9 +410,15 @@ void report_print_text(FILE *f, const json_t *rep)
 	json_object_foreach(json_object_get(rep, "groups"), g, m)
 		if (json_object_size(json_object_get(rep, "groups")) > 1)
 			print_metrics(f, g, m);
-	fprintf(f, "%-40s %-9s %12s %10s %10s %6s\n", "task", "status", "kernel ms", "vs eager", "vs compile", "%SOL");
+	fprintf(f, "%-40s %-9s %7s %7s %7s %6s %5s %12s %10s %10s %6s\n", "task", "status", "wall s", "LLM s", "eval s",
+		"wait s", "chain", "kernel ms", "vs eager", "vs compile", "%SOL");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
-		fprintf(f, "%-40.40s %-9s ", json_string_value(json_object_get(t, "task_id")), shown_status(t));
+		const json_t *tm = json_object_get(t, "time");
+		char w[16], l[16], e[16], d[16], c[16];
+		fprintf(f, "%-40.40s %-9s %7s %7s %7s %6s %5s ", json_string_value(json_object_get(t, "task_id")),
+			shown_status(t), figure_text("%.1f", num(t, "wall_s"), w), figure_text("%.1f", num(tm, "llm_s"), l),
+			figure_text("%.1f", num(tm, "eval_s"), e), figure_text("%.1f", num(tm, "device_wait_s"), d),
+			figure_text("%.0f", num(tm, "llm_chain"), c));
 		if (json_is_true(json_object_get(t, "found"))) {
 			char sc[32] = "-", sol[32] = "-";
 			if (!isnan(num(t, "speedup_compile")))
@@ -432,6 +439,8 @@ void report_print_text(FILE *f, const json_t *rep)
 			fprintf(f, "%12s %10s %10s %6s  %s\n", "-", "-", "-", "-",
 				json_string_value(json_object_get(t, "stop_reason")) ?: "");
 	}
+	if (json_is_object(json_object_get(rep, "program")))
+		report_print_program(f, json_object_get(rep, "program"));
 }
 
 static void csv_field(struct buf *b, const char *s)
@@ -451,7 +460,8 @@ char *report_csv(const json_t *rep)
 					    "speedup_eager", "speedup_compile", "existing_ms", "speedup_existing", "existing_error",
 					    "roofline_ms", "sol_pct", "eager_sol_pct",
 					    "compile_sol_pct", "prompt_tokens", "completion_tokens", "cost_usd", "wall_s",
-					    "device", "final_kernel", "stop_reason", NULL };
+					    "device", "final_kernel", "stop_reason", "llm_s", "eval_s", "device_wait_s",
+					    "llm_chain", NULL };
 	struct buf b = BUF_INIT;
 	const json_t *t;
 	size_t i;
@@ -460,7 +470,7 @@ char *report_csv(const json_t *rep)
 	buf_addc(&b, '\n');
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
 		for (int c = 0; cols[c]; c++) {
-			const json_t *v = json_object_get(t, cols[c]);
+			const json_t *v = json_object_get(t, cols[c]) ?: json_object_get(json_object_get(t, "time"), cols[c]);
 			if (c)
 				buf_addc(&b, ',');
 			if (json_is_string(v))
@@ -600,6 +610,52 @@ static void svg_roofline(struct buf *b, const json_t *tasks)
 	buf_adds(b, "</svg></figure>\n");
 }
 
+/* The whole program of an egg optimize --split run: its subgraphs by what
+ * they compute, the end-to-end result, the Amdahl line. */
+static void html_program(struct buf *b, const json_t *prog)
+{
+	const json_t *sg, *e = json_object_get(prog, "end_to_end"), *a = json_object_get(prog, "amdahl");
+	size_t i;
+	char t[6][16];
+	buf_adds(b, "<h2>Whole program</h2><p>");
+	html_text(b, json_string_value(json_object_get(prog, "task")));
+	buf_addf(b, ": %zu subgraph(s)</p><table><tr><th>subgraph</th><th>share</th><th>eager ms</th><th>kernel ms</th>"
+		    "<th>vs eager</th><th>%%SOL</th><th>outcome</th></tr>", json_array_size(json_object_get(prog, "subgraphs")));
+	json_array_foreach(json_object_get(prog, "subgraphs"), i, sg) {
+		int used = json_is_true(json_object_get(sg, "used"));
+		buf_adds(b, "<tr><td>");
+		html_text(b, json_string_value(json_object_get(sg, "name")));
+		buf_addf(b, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"%s\">",
+			 figure_text("%.1f%%", 100 * num(sg, "share"), t[0]), figure_text("%.4f", num(sg, "eager_ms"), t[1]),
+			 figure_text("%.4f", num(sg, "kernel_ms"), t[2]), figure_text("%.2fx", num(sg, "speedup_eager"), t[3]),
+			 figure_text("%.1f%%", num(sg, "sol_pct"), t[4]), used ? "ok" : "fail");
+		html_text(b, json_string_value(json_object_get(sg, "status")));
+		if (used)
+			buf_adds(b, " (in the program)");
+		if (json_string_value(json_object_get(sg, "why"))) {
+			buf_adds(b, ": ");
+			html_text(b, json_string_value(json_object_get(sg, "why")));
+		}
+		buf_adds(b, "</td></tr>");
+	}
+	buf_adds(b, "</table>");
+	if (!json_is_true(json_object_get(prog, "finished"))) {
+		buf_adds(b, "<p class=\"fail\">Not finished: ");
+		html_text(b, json_string_value(json_object_get(prog, "why_unfinished")));
+		buf_adds(b, "</p>");
+		return;
+	}
+	buf_adds(b, "<p class=\"e2e\">End to end: ");
+	html_text(b, json_string_value(json_object_get(e, "verdict")));
+	buf_addf(b, "; %s ms against eager %s ms (%s) and torch.compile %s ms (%s). ",
+		 figure_text("%.4f", num(e, "kernel_ms"), t[0]), figure_text("%.4f", num(e, "eager_ms"), t[1]),
+		 figure_text("%.2fx", num(e, "speedup_eager"), t[2]), figure_text("%.4f", num(e, "compile_ms"), t[3]),
+		 figure_text("%.2fx", num(e, "speedup_compile"), t[4]));
+	buf_addf(b, "Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline "
+		    "bound would give %s.</p>", figure_text("%.2fx", num(a, "parts_speedup"), t[0]),
+		 figure_text("%.2fx", num(a, "bound_speedup"), t[1]));
+}
+
 int report_html(const json_t *rep, const char *path)
 {
 	struct buf b = BUF_INIT;
@@ -688,9 +744,11 @@ int report_html(const json_t *rep, const char *path)
 	svg_bars(&b, "speedup-chart", "Distribution of speedups vs PyTorch eager (tasks)", (const char *const *)bins,
 		 counts, 7, "");
 	svg_roofline(&b, json_object_get(rep, "tasks"));
+	if (json_is_object(json_object_get(rep, "program")))
+		html_program(&b, json_object_get(rep, "program"));
 	buf_adds(&b, "<h2>Tasks</h2><table><tr><th>task</th><th>group</th><th>status</th><th>kernel ms</th>"
 		     "<th>eager ms</th><th>vs eager</th><th>vs torch.compile</th><th>vs existing</th><th>%SOL</th><th>verdict</th>"
-		     "<th>tokens</th>"
+		     "<th>tokens</th><th>wall s</th><th>LLM s</th><th>eval s</th><th>wait s</th><th>chain</th>"
 		     "<th>kernel</th></tr>");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
 		int found = json_is_true(json_object_get(t, "found"));
@@ -731,7 +789,14 @@ int report_html(const json_t *rep, const char *path)
 			buf_adds(&b, "<td class=\"ok\">stopped at the speed of light</td>");
 		else
 			buf_adds(&b, "<td></td>");
-		buf_addf(&b, "<td>%.0f</td><td>", num(t, "prompt_tokens") + num(t, "completion_tokens"));
+		{
+			const json_t *tm = json_object_get(t, "time");
+			char w[16], l[16], e[16], d[16], c[16];
+			buf_addf(&b, "<td>%.0f</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>",
+				 num(t, "prompt_tokens") + num(t, "completion_tokens"), figure_text("%.1f", num(t, "wall_s"), w),
+				 figure_text("%.1f", num(tm, "llm_s"), l), figure_text("%.1f", num(tm, "eval_s"), e),
+				 figure_text("%.1f", num(tm, "device_wait_s"), d), figure_text("%.0f", num(tm, "llm_chain"), c));
+		}
 		if (fk) {
 			char *abs = fs_absolute(fk);
 			buf_adds(&b, "<a href=\"file://");
@@ -745,4 +810,50 @@ int report_html(const json_t *rep, const char *path)
 	rc = fs_write_atomic(path, b.data, b.len);
 	buf_release(&b);
 	return rc;
+}
+
+void report_attach_program(json_t *rep, const char *run_dir)
+{
+	char *path = fs_join(run_dir, "program.json");
+	json_t *prog = fs_exists(path) ? json_load_file(path, 0, NULL) : NULL;
+	if (prog)
+		json_object_set_new(rep, "program", prog);
+	free(path);
+}
+
+void report_print_program(FILE *f, const json_t *prog)
+{
+	const json_t *sg, *e = json_object_get(prog, "end_to_end"), *a = json_object_get(prog, "amdahl");
+	size_t i;
+	char b[6][16];
+	if (!json_is_object(prog))
+		return;
+	fprintf(f, "program %s: %zu subgraph(s) (split in %s)\n", json_string_value(json_object_get(prog, "task")) ?: "?",
+		json_array_size(json_object_get(prog, "subgraphs")), json_string_value(json_object_get(prog, "split_dir")) ?: "?");
+	fprintf(f, "  %-40s %6s %10s %10s %9s %6s  %s\n", "subgraph", "share", "eager ms", "kernel ms", "vs eager", "%SOL",
+		"outcome");
+	json_array_foreach(json_object_get(prog, "subgraphs"), i, sg) {
+		const char *status = json_string_value(json_object_get(sg, "status")) ?: "?";
+		const char *why = json_string_value(json_object_get(sg, "why"));
+		fprintf(f, "  %-40.40s %6s %10s %10s %9s %6s  %s%s%s%s\n", json_string_value(json_object_get(sg, "name")) ?: "?",
+			figure_text("%.1f%%", 100 * num(sg, "share"), b[0]), figure_text("%.4f", num(sg, "eager_ms"), b[1]),
+			figure_text("%.4f", num(sg, "kernel_ms"), b[2]), figure_text("%.2fx", num(sg, "speedup_eager"), b[3]),
+			figure_text("%.1f%%", num(sg, "sol_pct"), b[4]), status,
+			json_is_true(json_object_get(sg, "used")) ? " (in the program)" : "", why ? ": " : "", why ? why : "");
+	}
+	if (!json_is_true(json_object_get(prog, "finished"))) {
+		fprintf(f, "  not finished: %s\n", json_string_value(json_object_get(prog, "why_unfinished")) ?: "?");
+		return;
+	}
+	fprintf(f, "  end to end: %s%s%s; %s ms against eager %s ms (%s) and torch.compile %s ms (%s)%s\n",
+		json_string_value(json_object_get(e, "verdict")) ?: "?", json_string_value(json_object_get(e, "reason")) ? ", " : "",
+		json_string_value(json_object_get(e, "reason")) ?: "", figure_text("%.4f", num(e, "kernel_ms"), b[0]),
+		figure_text("%.4f", num(e, "eager_ms"), b[1]), figure_text("%.2fx", num(e, "speedup_eager"), b[2]),
+		figure_text("%.4f", num(e, "compile_ms"), b[3]), figure_text("%.2fx", num(e, "speedup_compile"), b[4]),
+		json_is_true(json_object_get(e, "allow_torch")) ? "; parts stay PyTorch (--allow-torch)" : "");
+	fprintf(f, "  Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline bound "
+		   "would give %s\n", figure_text("%.2fx", num(a, "parts_speedup"), b[0]),
+		figure_text("%.2fx", num(a, "bound_speedup"), b[1]));
+	if (json_string_value(json_object_get(prog, "composed")))
+		fprintf(f, "  composed program: %s\n", json_string_value(json_object_get(prog, "composed")));
 }

@@ -24,4 +24,12 @@ char *report_csv(const json_t *rep);
 /* A self-contained page (inline CSS and SVG, no network). */
 int report_html(const json_t *rep, const char *path);
 
+/* Adds a run's whole program (RUNS_DIR/program.json of egg optimize
+ * --split, when there is one) to its report as "program"; nothing
+ * otherwise. */
+void report_attach_program(json_t *rep, const char *run_dir);
+/* The whole program of an `egg optimize --split` run (its program.json):
+ * one line per subgraph, the end-to-end result and the Amdahl line. */
+void report_print_program(FILE *f, const json_t *program);
+
 #endif

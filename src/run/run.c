@@ -322,6 +322,16 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 	err_clear();
 }
 
+struct run_shared *run_shared(struct run *r)
+{
+	return &r->shared;
+}
+
+const char *run_dir(const struct run *r)
+{
+	return r->runs_dir;
+}
+
 const char *run_id(const struct run *r)
 {
 	return r->id;
@@ -339,7 +349,10 @@ const struct task_state *run_task(const struct run *r, int i)
 
 json_t *run_report(struct run *r)
 {
-	return report_compute(r->shared.store, r->id);
+	json_t *rep = report_compute(r->shared.store, r->id);
+	if (rep)
+		report_attach_program(rep, r->runs_dir);
+	return rep;
 }
 
 void run_counts(const struct run *r, int *found, int *stopped, int *waiting)

@@ -70,6 +70,12 @@ void run_counts(const struct run *r, int *found, int *stopped, int *waiting);
 const char *run_first_stop(const struct run *r);
 void run_close(struct run *r);
 
+/* What the run's tasks share (its pool, cache, store, settings), for work
+ * on the run besides its tasks' pipelines (a whole program: whole.c). */
+struct run_shared *run_shared(struct run *r);
+/* STORE/runs/RUN_ID. */
+const char *run_dir(const struct run *r);
+
 /* A new run id (UTC time, `hint`, random suffix); owned. */
 char *run_new_id(const char *hint);
 

@@ -108,6 +108,9 @@ static void finish(struct run_shared *rc, struct task_state *ts, enum task_statu
 	json_object_set_new(result, "status", json_string(task_status_name(status)));
 	json_object_set_new(result, "error_kind", kind[0] ? json_string(kind) : json_null());
 	json_object_set_new(result, "wall_s", json_real((time_mono_ms() - ts->started) / 1000));
+	if (json_is_object(json_object_get(result, "time")))
+		json_object_set_new(json_object_get(result, "time"), "wall_s",
+				    json_real((time_mono_ms() - ts->started) / 1000));
 	json_object_set_new(result, "device", json_string(pool_device_name(rc->pool, ts->device)));
 	json_decref(ts->result);
 	ts->result = result;
@@ -151,6 +154,10 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 						  "prompt_tokens", (json_int_t)a->prompt_tokens,
 						  "completion_tokens", (json_int_t)a->completion_tokens,
 						  "cost_usd", a->cost_usd));
+	/* Where the task's time went (wall_s is set when it finishes): the
+	 * sums run over calls and jobs that overlapped, so they may exceed it. */
+	json_object_set_new(s, "time", json_pack("{s:f, s:f, s:f, s:i}", "llm_s", r->llm_s, "eval_s", r->eval_s,
+						 "device_wait_s", r->device_wait_s, "llm_chain", r->llm_chain));
 	json_object_set_new(s, "stop_reason", r->stop_reason[0] ? json_string(r->stop_reason) : json_null());
 	json_object_set_new(s, "infra_error", json_boolean(r->infra));
 	json_object_set_new(s, "budget_stop", json_boolean(r->budget));
@@ -270,6 +277,21 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		       failure(ts->path, err_msg()));
 		goto out;
 	}
+	if (rc->po.skip_eager_at_sol && rc->po.stop_at_sol > 0 &&
+	    json_number_value(json_object_get(baseline, "eager_sol_pct")) >= rc->po.stop_at_sol) {
+		/* Already at the speed of light in PyTorch: nothing to gain. */
+		json_t *r = failure(ts->path, "");
+		char *why = xasprintf("skipped: PyTorch eager already runs at %.0f%% of the roofline bound (--stop-at-sol %.0f)",
+				      json_number_value(json_object_get(baseline, "eager_sol_pct")), rc->po.stop_at_sol);
+		json_object_set_new(r, "stop_reason", json_string(why));
+		json_object_set_new(r, "skipped_at_sol", json_true());
+		json_object_set(r, "eager_ms", json_object_get(baseline, "eager_ms"));
+		json_object_set(r, "eager_sol_pct", json_object_get(baseline, "eager_sol_pct"));
+		json_object_set(r, "roofline_ms", json_object_get(baseline, "roofline_ms"));
+		free(why);
+		finish(rc, ts, TASK_DONE, "", r);
+		goto out;
+	}
 	if (existing) {
 		pthread_mutex_lock(&rc->mu);
 		snprintf(ts->stage, sizeof(ts->stage), "existing");
@@ -355,6 +377,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		FILE *f = fopen(path, "w");
 		if (f) {
 			pipeline_print_table(f, ts->path, eo.device, eo.clock, baseline, json_object_get(summary, "stages"));
+			pipeline_print_time(f, json_object_get(summary, "time"));
 			fclose(f);
 		}
 		free(path);

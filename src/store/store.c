@@ -105,10 +105,16 @@ static int migrate(struct store *s)
 		err_set(ERR_INFRA, "store: schema version %d is newer than this egg knows (%d)", v, NMIGRATIONS);
 		return -1;
 	}
-	for (; v < NMIGRATIONS; v++) {
+	while (v < NMIGRATIONS) {
 		char pragma[64];
 		if (exec(s, "BEGIN IMMEDIATE") < 0)
 			return -1;
+		/* The version as it is now that the lock is held: another egg may
+		 * have migrated while this one waited for it. */
+		if ((v = store_schema_version(s)) >= NMIGRATIONS) {
+			exec(s, "ROLLBACK");
+			break;
+		}
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
 		if (exec(s, migrations[v]) < 0 || exec(s, pragma) < 0) {
 			exec(s, "ROLLBACK");
@@ -117,6 +123,7 @@ static int migrate(struct store *s)
 		}
 		if (exec(s, "COMMIT") < 0)
 			return -1;
+		v++;
 	}
 	return 0;
 }
@@ -136,10 +143,19 @@ struct store *store_open(const char *dir)
 		goto bad;
 	}
 	sqlite3_busy_timeout(s->db, 30000);
-	if (exec(s, "PRAGMA journal_mode=WAL") < 0 || exec(s, "PRAGMA synchronous=NORMAL") < 0 ||
-	    exec(s, "PRAGMA foreign_keys=ON") < 0 || migrate(s) < 0) {
-		err_prefix("cannot prepare the store '%s'", path);
-		goto bad;
+	/* Another egg opening the same store at the same moment holds the lock
+	 * that switching to WAL or migrating needs, and the busy handler does
+	 * not cover those: try again for up to 30 s. */
+	for (int tries = 0;; tries++) {
+		if (exec(s, "PRAGMA journal_mode=WAL") == 0 && exec(s, "PRAGMA synchronous=NORMAL") == 0 &&
+		    exec(s, "PRAGMA foreign_keys=ON") == 0 && migrate(s) == 0)
+			break;
+		if (tries >= 600 || !strstr(err_msg(), "locked")) {
+			err_prefix("cannot prepare the store '%s'", path);
+			goto bad;
+		}
+		err_clear();
+		time_sleep_ms(50);
 	}
 	free(path);
 	return s;

@@ -36,6 +36,7 @@ from .taskload import TaskError
 from .timing import stats
 
 STAGES = ("load", "compile", "run", "correctness", "integrity", "timing")
+CAL_CALLS = 20  # calls of each calibration loop (the timed loop's cost without the call)
 
 
 class InputError(Exception):
@@ -219,6 +220,37 @@ def run_size(ctx: dict, job: dict) -> dict:
     return dict(cache[key])
 
 
+def run_split(ctx: dict, job: dict) -> dict:
+    """A program cut into subgraphs (split.py), in a child of its own (it
+    runs the user's program); with `measure`, alone on the device, each
+    subgraph's share of the program's eager time there."""
+    from . import split
+
+    scratch = tempfile.mkdtemp(prefix="egg-split-")
+    try:
+        path = sizes.task_file(scratch, job["task_source"])
+        s_job = {"task_path": path, "task_source": job["task_source"], "device": job["device"],
+                 "measure": job["measure"], "iters": job["iters"], "name": job["name"]}
+        progress.step("split: tracing the program" + (" and measuring its parts" if job["measure"] else ""))
+        with occupancy(job, alone=job["measure"]), (device_lock(job) if job["measure"] else
+                                                     contextlib.nullcontext()):
+            c = spawn(split.child, "split", os.path.join(scratch, "split.log"), s_job)
+            try:
+                got = c.ch.recv(time.monotonic() + float(job["timeout_s"]))
+            except (Deadline, ChannelClosed, ValueError):
+                _lost_if_killed(c)
+                raise InfraError(f"the split process {c.describe_exit()}", trim(c.log_tail(3000), 3000)) from None
+            finally:
+                c.kill()
+        if "error" in got:
+            if got.get("input"):
+                raise InputError(got["error"])
+            raise InfraError(f"egg's split failed: {got['error']}", str(got.get("log", "")))
+        return got["plan"]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def _refuse_if_too_big(ctx: dict, job: dict) -> None:
     """An evaluation that cannot fit in memory is refused before it starts."""
     size = run_size(ctx, job)
@@ -265,6 +297,9 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
            "flags": [] if selfcheck else static_scan.scan(job["kernel_source"]),
            "compile_s": None, "sandbox": None, "phases_s": phases.seconds, "ran_alone": alone,
            "selfcheck": selfcheck, "truth": None, "memory": {}, "io_bytes": None}
+    if job["allow_torch"] and not selfcheck:
+        res["flags"].append("allow_torch: the rule against PyTorch compute outside Triton kernels is waived "
+                            "(--allow-torch: a program that keeps PyTorch parts); every other check stands")
     if selfcheck:
         res["flags"].append("selfcheck: the task's own Model stands in for a candidate; the rules against "
                             "PyTorch compute outside Triton kernels are waived")
@@ -275,6 +310,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     cand_job = dict(common, weight_seed=weight_seed, trial_seeds=trial_seeds, task_path=scratch.cand_task_path,
                     alone=alone,
                     kernel_path=scratch.kernel_path, memory_limit=ctx.get("memory_limit"), selfcheck=selfcheck,
+                    allow_torch=job["allow_torch"],
                     sandbox=dict(ctx["sandbox"], drop_to_nobody=ctx["drop_privileges"]))
     region = Region()
     # Loading and each trial are steps of device work (locks.py): none of
@@ -368,14 +404,30 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
             if child is not None:
                 with contextlib.suppress(Exception):
                     child.ch.send({"cmd": Cmd.EXIT})
+                if os.environ.get("EGG_WORKER_PROFILE"):
+                    child.wait_exit(10.0)  # it writes its profile on the way out
                 child.kill()
         work.release()
         res["work_spans"] = work.spans
         region.close()
         sweep_orphans(set())
+        _keep_profiles(scratch)
         scratch.remove()
         phases.mark("cleanup")
     return res
+
+
+def _keep_profiles(scratch: Scratch) -> None:
+    """With EGG_WORKER_PROFILE (children.py), the candidate's profile out of
+    its scratch folder."""
+    out = os.environ.get("EGG_WORKER_PROFILE")
+    if not out or not scratch.kernel_path:
+        return
+    cand = os.path.dirname(scratch.kernel_path)
+    for root, _dirs, files in os.walk(cand):
+        for name in files:
+            if name.startswith("candidate-") and name.endswith(".prof"):
+                shutil.copy(os.path.join(root, name), os.path.join(out, name))
 
 
 def _oom_verdict(res: dict, v: Verdict, r: Child, deadline: float, alone: bool) -> None:
@@ -412,11 +464,16 @@ def _memory(r: Child, c: Child | None, deadline: float) -> dict:
 def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, outputs: list) -> None:
     warmup, iters = job["warmup"], job["iters"]
     base_seed, seed = _seed(), _seed()
+    # The loop's own cost per call (fresh inputs, flush, sync, summary) is
+    # the same from call to call: CAL_CALLS calls measure it, not `iters`.
+    cal_n = min(iters, CAL_CALLS)
+
     def calibrate() -> float:
+        """Seconds per call of the loop without the call."""
         t0 = time.perf_counter()
-        c.ch.send({"cmd": Cmd.CALIBRATE, "n": iters, "seed": _seed(), "base_seed": base_seed})
+        c.ch.send({"cmd": Cmd.CALIBRATE, "n": cal_n, "seed": _seed(), "base_seed": base_seed})
         _candidate_msg(c, deadline, "timing")
-        return time.perf_counter() - t0
+        return (time.perf_counter() - t0) / cal_n
 
     progress.step("timing: waiting for the device")
     with device_lock(job) as held:
@@ -463,14 +520,14 @@ def _time(ctx: dict, job: dict, res: dict, c: Child, r: Child, deadline: float, 
     clock = "cpu_perf_counter" if res["device"] == "cpu" else f"cuda_events_{job['clock']}"
     # Wall-clock cross-check by the trusted process: the timed loop minus an
     # identical loop without the call, per iteration.
-    per_call = max(0.0, (w1 - w0) * 1e3 / iters)
+    per_call = max(0.0, (w1 / iters - w0) * 1e3)
     # How far two identical loops disagree is the resolution of this check
     # (host noise); it widens the slack, at most by 0.05 ms per call on a
     # GPU. On the CPU the candidate's clock and the wall clock both measure
     # host time on a machine that other evaluations load, with few
     # iterations: the fixed slack is 0.25 ms and the noise term reaches 1 ms.
     cpu = res["device"] == "cpu"
-    noise = min(1.0 if cpu else 0.05, abs(cal_before - cal_after) * 1e3 / iters)
+    noise = min(1.0 if cpu else 0.05, abs(cal_before - cal_after) * 1e3)
     slack = (0.25 if cpu else 0.02) + noise
     res["timing"] = dict(st, warmup=warmup, clock=clock, host_median=hst["median"], launch_median=launch_med,
                          spin_ms=spin, wall_per_call_ms=per_call, wall_noise_ms=noise, **held.as_dict())

@@ -194,6 +194,13 @@ def serve(argv: list[str]) -> int:
     import numpy
     import torch
     import triton
+    # What every evaluation process would import for itself otherwise, once
+    # here before any fork (1-3 s each): torch._dynamo (a TorchDispatchMode's
+    # first use loads it) and torch._inductor's config (which
+    # torch.use_deterministic_algorithms loads). Neither starts a thread or
+    # touches CUDA.
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.config  # noqa: F401
 
     from . import job as jobs
     from . import faults, messages, probe, progress, sandbox
@@ -232,6 +239,7 @@ def serve(argv: list[str]) -> int:
         "baseline": (lambda req: jobs.run_baseline(ctx, req), True),
         "profile": (lambda req: jobs.run_profile(ctx, req), True),
         "size": (lambda req: jobs.run_size(ctx, req), True),
+        "split": (lambda req: jobs.run_split(ctx, req), True),
         "calibrate": (lambda req: jobs.run_calibrate(ctx, req), True),
         "shutdown": (lambda req: {}, False),
     }

@@ -43,11 +43,12 @@ REQUESTS: dict[str, dict] = {
     "probe": {"ncu": bool},
     "size": {"device": str, "task_source": str},
     "eval": dict(_RUN, kernel_source=_STR_OR_NONE, selfcheck=bool, trials=int, timing=bool, truth=bool,
-                 atol=_NUM_OR_NONE, rtol=_NUM_OR_NONE),
+                 atol=_NUM_OR_NONE, rtol=_NUM_OR_NONE, allow_torch=bool),
     "baseline": dict(_RUN, compile_mode=str),
     "profile": dict(_JOB, kernel_source=str, precision=str, warmup=int, calls=int, ncu_args=list,
                     ncu=_STR_OR_NONE),
     "calibrate": {"device": str, "timeout_s": _NUM, "lock": _STR_OR_NONE},
+    "split": dict(_JOB, measure=bool, iters=int, name=str),
     "shutdown": {},
 }
 
@@ -150,10 +151,11 @@ class Event:
     HARNESS_ERROR = "harness_error"  # candidate: egg's own code failed in its process
     OOM = "oom"                  # reference or baseline: out of memory
     TASK_ERROR = "task_error"    # reference or baseline: the task itself is unusable
+    SPLIT = "split"              # the split process: the plan, or why there is none
 
     ALL = frozenset({LOADED, READY, PREPARED, OUTPUTS, COMPARED, TRIALS_DONE, TASK_FLAGS, WARM, CALIBRATED,
                      TIMED, GUARDED, VERIFIED, STATS, READY_TO_TIME, BASELINE, FAIL, HARNESS_ERROR, OOM,
-                     TASK_ERROR})
+                     TASK_ERROR, SPLIT})
 
 
 def check_internal(obj: dict) -> None:

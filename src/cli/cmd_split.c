@@ -1,0 +1,172 @@
+/* cmd_split.c: `egg split TASK.py DIR` and `egg compose TASK.py DIR -o OUT.py`: a whole program in parts and back. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../program/program.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "cli.h"
+
+static void print_plan(FILE *f, const char *task, const char *dir, const json_t *plan)
+{
+	const json_t *sg;
+	size_t i;
+	int k = 0;
+	const char *on = json_string_value(json_object_get(plan, "measured_on"));
+	fprintf(f, "egg: %s in %zu subgraph(s), written to %s%s%s%s\n", task, json_array_size(json_object_get(plan,
+		"subgraphs")), dir, on ? " (shares of the eager time measured on " : "", on ? on : "", on ? ")" : "");
+	fprintf(f, "  %-3s %-44s %7s %10s  %s\n", "#", "subgraph", "share", "eager ms", "file");
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+		int glue = json_is_true(json_object_get(sg, "glue"));
+		const json_t *share = json_object_get(sg, "share"), *ms = json_object_get(sg, "eager_ms");
+		char s[16] = "-", m[16] = "-", n[16] = "-";
+		if (json_is_number(share))
+			snprintf(s, sizeof(s), "%.1f%%", 100 * json_number_value(share));
+		if (json_is_number(ms))
+			snprintf(m, sizeof(m), "%.4f", json_number_value(ms));
+		if (!glue)
+			snprintf(n, sizeof(n), "%d", ++k);
+		fprintf(f, "  %-3s %-44.44s %7s %10s  %s\n", n, json_string_value(json_object_get(sg, "name")), s, m,
+			json_string_value(json_object_get(sg, "file")));
+	}
+	if (json_is_number(json_object_get(plan, "eager_ms")))
+		fprintf(f, "  the whole program: %.4f ms in PyTorch eager\n",
+			json_number_value(json_object_get(plan, "eager_ms")));
+}
+
+int cmd_split(const struct command *self, int argc, char **argv)
+{
+	struct cmd_ctx ctx = { 0 };
+	int no_measure = 0, code;
+	struct opt own[] = {
+		{ "no-measure", 0, OPT_FLAG, &no_measure, NULL,
+		  "do not run the program to measure each subgraph's share of its eager time (only trace it)" },
+		OPT_TABLE_END,
+	};
+	const struct opt *tables[] = { own, NULL };
+	struct eval_opts o;
+	struct buf task = BUF_INIT;
+	struct worker *w = NULL;
+	json_t *plan = NULL;
+	char *log_dir = NULL, *log_path = NULL;
+
+	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
+		goto out;
+	if (fs_read(ctx.args.v[0], &task) < 0) {
+		code = err_report();
+		goto out;
+	}
+	eval_opts_init(&o, ctx.device);
+	log_dir = fs_join(ctx.cfg.store, "logs");
+	if (fs_mkdir_p(log_dir) == 0)
+		log_path = fs_join(log_dir, "worker.log");
+	err_clear();
+	w = worker_new(&ctx.cfg, ctx.kind, log_path);
+	plan = program_split(w, &o, ctx.args.v[0], buf_str(&task), !no_measure, ctx.args.v[1]);
+	if (!plan) {
+		err_prefix("cannot split '%s'", ctx.args.v[0]);
+		code = err_report();
+		goto out;
+	}
+	if (ctx.json)
+		cmd_print_json(json_incref(plan));
+	else
+		print_plan(stderr, ctx.args.v[0], ctx.args.v[1], plan);
+	code = EXIT_DONE;
+out:
+	json_decref(plan);
+	worker_free(w);
+	free(log_dir);
+	free(log_path);
+	buf_release(&task);
+	cmd_ctx_clear(&ctx);
+	return code;
+}
+
+/* The final kernel of each subgraph task of run `run` ({FILE: PATH}), by
+ * the tasks' paths: DIR/FILE. */
+static json_t *run_kernels(const char *store_dir, const char *run, const char *dir, const json_t *plan)
+{
+	struct store *s = store_open(store_dir);
+	json_t *tasks, *out = json_object(), *t, *sg;
+	char *abs_dir = fs_absolute(dir);
+	size_t i, j;
+	if (!s) {
+		json_decref(out);
+		free(abs_dir);
+		return NULL;
+	}
+	tasks = store_tasks(s, run);
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+		const char *file = json_string_value(json_object_get(sg, "file"));
+		char *want = file ? fs_join(abs_dir, file) : NULL;
+		json_array_foreach(tasks, j, t) {
+			const json_t *r = json_object_get(t, "result");
+			char *path = fs_absolute(json_string_value(json_object_get(t, "path")) ?: "");
+			if (want && !strcmp(path, want) && json_is_true(json_object_get(r, "found")) &&
+			    json_string_value(json_object_get(r, "final_kernel")))
+				json_object_set(out, file, json_object_get(r, "final_kernel"));
+			free(path);
+		}
+		free(want);
+	}
+	json_decref(tasks);
+	store_close(s);
+	free(abs_dir);
+	return out;
+}
+
+int cmd_compose(const struct command *self, int argc, char **argv)
+{
+	struct cmd_ctx ctx = { 0 };
+	const char *output = NULL, *run = NULL;
+	int keep_torch = 0, code;
+	struct opt own[] = {
+		{ "output", 'o', OPT_STRING, &output, "OUT.py", "the composed program (required)" },
+		{ "keep-torch", 0, OPT_FLAG, &keep_torch, NULL, "subgraphs without a kernel stay PyTorch" },
+		{ "run", 0, OPT_STRING, &run, "RUN", "take each subgraph's kernel from run RUN (its final kernel)" },
+		OPT_TABLE_END,
+	};
+	const struct opt *tables[] = { own, NULL };
+	struct buf task = BUF_INIT;
+	json_t *plan = NULL, *kernels = NULL, *summary = NULL;
+
+	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
+		goto out;
+	if (!output) {
+		code = err_usage("egg compose needs -o OUT.py");
+		goto out;
+	}
+	if (fs_read(ctx.args.v[0], &task) < 0 || !(plan = program_load_plan(ctx.args.v[1]))) {
+		code = err_report();
+		goto out;
+	}
+	kernels = run ? run_kernels(ctx.cfg.store, run, ctx.args.v[1], plan)
+		      : program_kernels_in_dir(plan, ctx.args.v[1]);
+	if (!kernels || !(summary = program_compose(buf_str(&task), plan, ctx.args.v[1], kernels, keep_torch, output))) {
+		code = err_report();
+		goto out;
+	}
+	if (ctx.json) {
+		cmd_print_json(json_incref(summary));
+	} else {
+		fprintf(stderr, "egg: %s: %lld subgraph(s) through a kernel, %lld in PyTorch%s\n", output,
+			json_integer_value(json_object_get(summary, "kernel_parts")),
+			json_integer_value(json_object_get(summary, "torch_parts")),
+			json_integer_value(json_object_get(summary, "torch_parts"))
+				? " (evaluate it with egg eval --allow-torch)" : "");
+		printf("%s\n", output);
+	}
+	code = EXIT_DONE;
+out:
+	json_decref(summary);
+	json_decref(kernels);
+	json_decref(plan);
+	buf_release(&task);
+	cmd_ctx_clear(&ctx);
+	return code;
+}

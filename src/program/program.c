@@ -1,0 +1,319 @@
+/* program.c: egg split (the worker's plan written as task files) and egg compose (the parts put back together). */
+#include "program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+
+#define SPLIT_TIMEOUT_MS (1800.0 * 1000)
+
+json_t *program_split(struct worker *w, const struct eval_opts *o, const char *task_path, const char *task_source,
+		      int measure, const char *dir)
+{
+	json_t *req = eval_job_request("split", o, task_source), *plan, *sg;
+	char *path = NULL, *text = NULL;
+	size_t i;
+	json_object_set_new(req, "measure", json_boolean(measure));
+	json_object_set_new(req, "iters", json_integer(5));
+	json_object_set_new(req, "name", json_string(strrchr(task_path, '/') ? strrchr(task_path, '/') + 1 : task_path));
+	json_object_set_new(req, "timeout_s", json_real(SPLIT_TIMEOUT_MS / 1000 - 60));
+	plan = worker_call_retry(w, req, SPLIT_TIMEOUT_MS);
+	json_decref(req);
+	if (!plan)
+		return NULL;
+	if (fs_mkdir_p(dir) < 0)
+		goto bad;
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+		const char *file = json_string_value(json_object_get(sg, "file"));
+		const char *source = json_string_value(json_object_get(sg, "source"));
+		if (!file || !source || strchr(file, '/')) {
+			err_set(ERR_INFRA, "the worker's split plan has a subgraph without a file name or text");
+			goto bad;
+		}
+		path = fs_join(dir, file);
+		if (fs_write_atomic(path, source, strlen(source)) < 0)
+			goto bad;
+		free(path);
+		path = NULL;
+		json_object_del(sg, "source");
+	}
+	json_object_set_new(plan, "program", json_string(strrchr(task_path, '/') ? strrchr(task_path, '/') + 1 : task_path));
+	text = json_dumps(plan, JSON_INDENT(1));
+	path = fs_join(dir, "plan.json");
+	if (!text || fs_write_atomic(path, text, strlen(text)) < 0)
+		goto bad;
+	free(text);
+	free(path);
+	return plan;
+bad:
+	free(text);
+	free(path);
+	json_decref(plan);
+	return NULL;
+}
+
+json_t *program_load_plan(const char *dir)
+{
+	char *path = fs_join(dir, "plan.json");
+	json_error_t e;
+	json_t *plan = json_load_file(path, 0, &e);
+	if (!plan || !json_is_array(json_object_get(plan, "subgraphs")))
+		err_set(ERR_INPUT, "'%s' is not a split plan (egg split writes one)%s%s", path, plan ? "" : ": ",
+			plan ? "" : e.text);
+	free(path);
+	if (plan && !json_is_array(json_object_get(plan, "subgraphs"))) {
+		json_decref(plan);
+		return NULL;
+	}
+	return plan;
+}
+
+json_t *program_kernels_in_dir(const json_t *plan, const char *dir)
+{
+	json_t *out = json_object(), *sg;
+	size_t i;
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+		const char *file = json_string_value(json_object_get(sg, "file"));
+		size_t n = file ? strlen(file) : 0;
+		char *kernel;
+		if (n < 4 || strcmp(file + n - 3, ".py"))
+			continue;
+		kernel = xasprintf("%s/%.*s.kernel.py", dir, (int)(n - 3), file);
+		if (fs_exists(kernel))
+			json_object_set_new(out, file, json_string(kernel));
+		free(kernel);
+	}
+	return out;
+}
+
+/* The program's source without its top-level get_inputs and
+ * get_init_inputs (a kernel file may not define them: inputs come from the
+ * task only); everything else stays as it is. */
+static void program_source(struct buf *b, const char *src)
+{
+	int skipping = 0;
+	for (const char *line = src; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line + 1) : strlen(line);
+		int top = n && line[0] != ' ' && line[0] != '\t' && line[0] != '\n' && line[0] != '#';
+		if (top)
+			skipping = !strncmp(line, "def get_inputs(", 15) || !strncmp(line, "def get_init_inputs(", 20);
+		if (!skipping)
+			buf_add(b, line, n);
+		line += n;
+	}
+}
+
+/* `text` as a Python string literal in ''' quotes. */
+static void py_string(struct buf *b, const char *text)
+{
+	buf_adds(b, "'''");
+	for (const char *p = text; *p; p++) {
+		if (*p == '\\')
+			buf_adds(b, "\\\\");
+		else if (*p == '\'' && p[1] == '\'' && p[2] == '\'')
+			buf_adds(b, "\\'");
+		else
+			buf_addc(b, *p);
+	}
+	buf_adds(b, "'''");
+}
+
+/* A JSON value as Python (lists, dicts and strings of plan fields: the same text). */
+static void py_value(struct buf *b, const json_t *v)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	buf_adds(b, text ? text : "None");
+	free(text);
+}
+
+/* The composition: the parts, how each gets the program's tensors, and ModelNew. */
+static const char composed_tail[] =
+	"\n\n# ---- egg compose: the parts of the program and how they are put together ----\n"
+	"import linecache as _egg_linecache\n"
+	"import sys as _egg_sys\n"
+	"import types as _egg_types\n"
+	"\n"
+	"import torch as _egg_torch\n"
+	"\n"
+	"\n"
+	"def _egg_part_module(i, part):\n"
+	"    \"\"\"A part's source as a module of its own (its kernels and helpers keep\n"
+	"    their names apart from other parts'), readable by Triton's source\n"
+	"    inspection through linecache.\"\"\"\n"
+	"    path = \"<egg part %d: %s>\" % (i, part[\"name\"])\n"
+	"    _egg_linecache.cache[path] = (len(part[\"source\"]), None, part[\"source\"].splitlines(True), path)\n"
+	"    mod = _egg_types.ModuleType(\"egg_part_%d\" % i)\n"
+	"    mod.__file__ = path\n"
+	"    _egg_sys.modules[mod.__name__] = mod\n"
+	"    exec(compile(part[\"source\"], path, \"exec\"), mod.__dict__)\n"
+	"    return mod\n"
+	"\n"
+	"\n"
+	"def _egg_bind(part, key, tensor):\n"
+	"    \"\"\"Makes the part's tensor at `key` the program's own (one tensor: a\n"
+	"    buffer the forward updates stays one); copies the values when the part\n"
+	"    holds it some other way.\"\"\"\n"
+	"    owner_name, _, leaf = key.rpartition(\".\")\n"
+	"    try:\n"
+	"        owner = part.get_submodule(owner_name) if owner_name else part\n"
+	"    except AttributeError:\n"
+	"        return False\n"
+	"    if owner._parameters.get(leaf) is not None:\n"
+	"        mine = owner._parameters[leaf]\n"
+	"        if mine.shape == tensor.shape and isinstance(tensor, _egg_torch.nn.Parameter):\n"
+	"            owner._parameters[leaf] = tensor\n"
+	"            return True\n"
+	"    elif owner._buffers.get(leaf) is not None:\n"
+	"        mine = owner._buffers[leaf]\n"
+	"        if mine.shape == tensor.shape:\n"
+	"            owner._buffers[leaf] = tensor\n"
+	"            return True\n"
+	"    else:\n"
+	"        return False\n"
+	"    if mine.shape != tensor.shape:\n"
+	"        return False\n"
+	"    with _egg_torch.no_grad():\n"
+	"        mine.copy_(tensor)\n"
+	"    return True\n"
+	"\n"
+	"\n"
+	"class ModelNew(nn.Module):\n"
+	"    \"\"\"The program's Model, its subgraphs run by the parts above.\"\"\"\n"
+	"\n"
+	"    def __init__(self, *args, **kwargs):\n"
+	"        super().__init__()\n"
+	"        program = Model(*args, **kwargs)\n"
+	"        # The program's own layers, parameters and buffers, under their names.\n"
+	"        for name, child in program.named_children():\n"
+	"            self.add_module(name, child)\n"
+	"        for name, p in program.named_parameters(recurse=False):\n"
+	"            self.register_parameter(name, p)\n"
+	"        for name, b in program.named_buffers(recurse=False):\n"
+	"            self.register_buffer(name, b, persistent=name not in program._non_persistent_buffers_set)\n"
+	"        for name, value in vars(program).items():\n"
+	"            if not name.startswith(\"_\") and name != \"training\" and not hasattr(self, name):\n"
+	"                object.__setattr__(self, name, value)\n"
+	"        parts = []\n"
+	"        for i, spec in enumerate(_EGG_PARTS):\n"
+	"            mod = _egg_part_module(i, spec)\n"
+	"            part = mod.ModelNew() if spec[\"kernel\"] else mod.Model()\n"
+	"            own = dict(part.state_dict(keep_vars=True))\n"
+	"            for key, program_key in spec[\"params\"].items():\n"
+	"                tensor = self._egg_tensor(program_key)\n"
+	"                target = key if key in own else next((k for k, t in own.items() if t.shape == tensor.shape\n"
+	"                                                      and k not in spec[\"params\"]), None)\n"
+	"                if target is None or not _egg_bind(part, target, tensor):\n"
+	"                    raise RuntimeError(\"part %d (%s) has no tensor for the program's %s\"\n"
+	"                                       % (i, spec[\"name\"], program_key))\n"
+	"            parts.append(part)\n"
+	"        self._egg_parts = nn.ModuleList(parts)\n"
+	"\n"
+	"    def _egg_tensor(self, key):\n"
+	"        owner_name, _, leaf = key.rpartition(\".\")\n"
+	"        owner = self.get_submodule(owner_name) if owner_name else self\n"
+	"        return getattr(owner, leaf)\n"
+	"\n"
+	"    def forward(self, *inputs):\n"
+	"        v = dict(zip(_EGG_INPUTS, inputs))\n"
+	"        for part, spec in zip(self._egg_parts, _EGG_PARTS):\n"
+	"            out = part(*[v[name] for name in spec[\"inputs\"]])\n"
+	"            if len(spec[\"outputs\"]) == 1:\n"
+	"                v[spec[\"outputs\"][0]] = out\n"
+	"            else:\n"
+	"                v.update(zip(spec[\"outputs\"], out))\n";
+
+json_t *program_compose(const char *task_source, const json_t *plan, const char *dir, const json_t *kernels,
+			int keep_torch, const char *out_path)
+{
+	struct buf b = BUF_INIT, src = BUF_INIT, parts = BUF_INIT;
+	json_t *summary = json_pack("{s:s, s:[], s:i, s:i}", "out", out_path, "parts", "kernel_parts", 0,
+				    "torch_parts", 0);
+	const json_t *sg, *output = json_object_get(plan, "output");
+	size_t i;
+	int nk = 0, nt = 0, rc;
+	char *path = NULL;
+
+	if (!json_is_string(output)) {
+		err_set(ERR_INPUT, "the split plan in '%s' has no output expression", dir);
+		goto bad;
+	}
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+		const char *file = json_string_value(json_object_get(sg, "file"));
+		const char *kernel = file ? json_string_value(json_object_get(kernels, file)) : NULL;
+		int glue = json_is_true(json_object_get(sg, "glue"));
+		const char *kind = kernel && !glue ? "kernel" : glue ? "glue" : "torch";
+		if (!file) {
+			err_set(ERR_INPUT, "subgraph %zu of the plan in '%s' has no file", i + 1, dir);
+			goto bad;
+		}
+		if (!kernel && !glue && !keep_torch) {
+			err_set(ERR_INPUT, "subgraph %zu (%s) has no kernel: write %s/%.*s.kernel.py, or pass --keep-torch to "
+				"leave it PyTorch", i + 1, json_string_value(json_object_get(sg, "name")) ?: "?", dir,
+				(int)(strlen(file) - 3), file);
+			goto bad;
+		}
+		free(path);
+		path = !strcmp(kind, "kernel") ? xstrdup(kernel) : fs_join(dir, file);
+		buf_reset(&src);
+		if (fs_read(path, &src) < 0)
+			goto bad;
+		buf_addf(&parts, "    {\"name\": ");
+		py_value(&parts, json_object_get(sg, "name"));
+		buf_addf(&parts, ", \"kernel\": %s, \"file\": ", !strcmp(kind, "kernel") ? "True" : "False");
+		{
+			json_t *p = json_string(path);
+			py_value(&parts, p);
+			json_decref(p);
+		}
+		buf_adds(&parts, ",\n     \"inputs\": ");
+		py_value(&parts, json_object_get(sg, "inputs"));
+		buf_adds(&parts, ", \"outputs\": ");
+		py_value(&parts, json_object_get(sg, "outputs"));
+		buf_adds(&parts, ",\n     \"params\": ");
+		py_value(&parts, json_object_get(sg, "params") ?: json_object());
+		buf_adds(&parts, ",\n     \"source\": ");
+		py_string(&parts, buf_str(&src));
+		buf_adds(&parts, "},\n");
+		nk += !strcmp(kind, "kernel");
+		nt += !strcmp(kind, "torch");
+		json_array_append_new(json_object_get(summary, "parts"),
+				      json_pack("{s:O, s:s, s:s, s:s?}", "name", json_object_get(sg, "name"), "file", file,
+						"kind", kind, "kernel", kernel));
+	}
+	json_object_set_new(summary, "kernel_parts", json_integer(nk));
+	json_object_set_new(summary, "torch_parts", json_integer(nt));
+	buf_addf(&b, "# Composed by egg compose from %s and the split in %s: the program's own source first, as\n"
+		     "# it is; then its %zu subgraphs, %d through a kernel and %d in PyTorch (parts listed below).\n",
+		 json_string_value(json_object_get(plan, "program")) ?: "the program", dir,
+		 json_array_size(json_object_get(plan, "subgraphs")), nk,
+		 (int)json_array_size(json_object_get(plan, "subgraphs")) - nk);
+	program_source(&b, task_source);
+	buf_adds(&b, composed_tail);
+	buf_addf(&b, "        return %s\n\n\n_EGG_INPUTS = ", json_string_value(output));
+	py_value(&b, json_object_get(plan, "inputs"));
+	buf_adds(&b, "\n_EGG_PARTS = [\n");
+	buf_adds(&b, buf_str(&parts));
+	buf_adds(&b, "]\n");
+	rc = fs_write_atomic(out_path, b.data, b.len);
+	buf_release(&b);
+	buf_release(&src);
+	buf_release(&parts);
+	free(path);
+	if (rc < 0) {
+		json_decref(summary);
+		return NULL;
+	}
+	return summary;
+bad:
+	buf_release(&b);
+	buf_release(&src);
+	buf_release(&parts);
+	free(path);
+	json_decref(summary);
+	return NULL;
+}

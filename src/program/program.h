@@ -1,0 +1,49 @@
+/* program.h: a whole program cut into subgraph tasks and put back together (egg split, egg compose). */
+#ifndef EGG_PROGRAM_H
+#define EGG_PROGRAM_H
+
+#include <jansson.h>
+
+#include "../eval/eval.h"
+#include "../eval/worker.h"
+
+/*
+ * The plan of a split program (DIR/plan.json):
+ *   {"program": FILE, "inputs": [NAME...], "output": EXPR over v[NAME],
+ *    "measured_on": DEVICE or null, "eager_ms": MS or null,
+ *    "subgraphs": [{"name", "file", "ops", "inputs", "outputs", "params": {PART_KEY: PROGRAM_KEY},
+ *                   "share", "eager_ms", "glue", "notes", "input_shapes"}]}
+ * `name` says what a subgraph computes ("conv1+bn1+relu"); a glue subgraph
+ * (views alone) stays PyTorch and is no task.
+ */
+
+/*
+ * Splits the program `task_source` with the worker (on o->device; with
+ * `measure`, each subgraph's share of the eager time is measured there) and
+ * writes each subgraph's task file and plan.json into `dir` (created).
+ * Returns the plan (owned, without the files' texts), or NULL: ERR_INPUT
+ * when the program cannot be split (the message names the construct and
+ * its line), ERR_INFRA when the worker failed.
+ */
+json_t *program_split(struct worker *w, const struct eval_opts *o, const char *task_path, const char *task_source,
+		      int measure, const char *dir);
+/* DIR/plan.json (owned), or NULL with ERR_INPUT. */
+json_t *program_load_plan(const char *dir);
+/* The kernels beside the plan's task files (DIR/STEM.kernel.py for
+ * DIR/STEM.py): {FILE: PATH} (owned). */
+json_t *program_kernels_in_dir(const json_t *plan, const char *dir);
+
+/*
+ * Writes `out_path`: one self-contained file defining ModelNew with
+ * Model's constructor and parameters (the program's source first, as it
+ * is), whose forward runs the subgraphs in order, each through its kernel
+ * (`kernels`: {FILE: kernel path}, borrowed) or, without one, through its
+ * subgraph's PyTorch code when `keep_torch` (glue always). A subgraph
+ * without a kernel and without keep_torch: NULL with ERR_INPUT naming it.
+ * Returns {"out", "parts": [{"name", "file", "kind": "kernel"|"torch"|"glue",
+ * "kernel"}], "kernel_parts", "torch_parts"} (owned).
+ */
+json_t *program_compose(const char *task_source, const json_t *plan, const char *dir, const json_t *kernels,
+			int keep_torch, const char *out_path);
+
+#endif

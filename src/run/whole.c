@@ -1,0 +1,281 @@
+/* whole.c: egg optimize --split: a whole program split, its subgraphs optimized as one run, composed, verified end to end. */
+#include "whole.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../program/program.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+
+/* At most this many compositions are tried when the whole fails. */
+#define MAX_TRIES 8
+
+static double num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static json_t *num_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+/* Evaluates the composition with kernels `use` against the program. */
+static json_t *evaluate_whole(struct run_shared *rs, struct eval_opts *eo, const char *src, const json_t *plan,
+			      const char *dir, const json_t *use, const char *out, const json_t *baseline,
+			      json_t **composed)
+{
+	struct pool_slot *slot;
+	struct buf text = BUF_INIT;
+	json_t *res;
+	json_decref(*composed);
+	if (!(*composed = program_compose(src, plan, dir, use, 1, out)) || fs_read(out, &text) < 0)
+		return NULL;
+	eo->allow_torch = json_integer_value(json_object_get(*composed, "torch_parts")) > 0;
+	for (size_t i = 0; i < json_array_size(json_object_get(*composed, "parts")); i++)
+		eo->allow_torch |= !strcmp(json_string_value(json_object_get(json_array_get(json_object_get(*composed,
+			"parts"), i), "kind")) ?: "", "glue");
+	slot = pool_acquire_for(rs->pool, 0, eval_need_bytes(baseline, eo->device));
+	res = eval_candidate(slot->worker, eo, src, buf_str(&text), baseline);
+	pool_release(rs->pool, slot);
+	buf_release(&text);
+	return res;
+}
+
+static int passed(const json_t *res)
+{
+	return !strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass");
+}
+
+json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
+{
+	struct run_shared *rs = run_shared(r);
+	struct eval_opts eo = rs->eo;
+	struct strvec paths = STRVEC_INIT;
+	struct buf src = BUF_INIT;
+	struct pool_slot *slot;
+	json_t *plan = NULL, *baseline = NULL, *facts = NULL, *out = NULL, *rows, *sg, *kernels = NULL,
+	       *composed = NULL, *e2e = NULL;
+	char *dir = fs_join(run_dir(r), "split"), *program_py = fs_join(run_dir(r), "program.py");
+	int cpu, unfinished = 0;
+	size_t i;
+
+	eo.device = pool_device_name(rs->pool, 0);
+	eo.lock = pool_device_lock(rs->pool, 0);
+	eo.cache = rs->cache;
+	eo.cache_verdicts = 1;
+	cpu = !strcmp(eo.device, "cpu");
+	if (fs_read(task_path, &src) < 0)
+		goto out;
+	/* The split (a resumed run keeps its own), then the program's own baseline. */
+	if (!fs_exists(dir) || !(plan = program_load_plan(dir))) {
+		err_clear();
+		slot = pool_acquire(rs->pool, 0);
+		plan = program_split(slot->worker, &eo, task_path, buf_str(&src), 1, dir);
+		pool_release(rs->pool, slot);
+		if (!plan)
+			goto out;
+	}
+	slot = pool_acquire(rs->pool, 0);
+	facts = eval_device_facts(slot->worker, eo.device);
+	if (facts)
+		pool_set_memory(rs->pool, 0, eval_device_budget(facts, eo.device));
+	baseline = facts ? eval_baseline(slot->worker, &eo, buf_str(&src)) : NULL;
+	pool_release(rs->pool, slot);
+	if (!baseline)
+		goto out;
+	out = json_pack("{s:s, s:s, s:o, s:b}", "task", task_path, "split_dir", dir, "subgraphs", json_array(),
+			"finished", 0);
+	rows = json_object_get(out, "subgraphs");
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+		double share = num(sg, "share");
+		const char *file = json_string_value(json_object_get(sg, "file"));
+		json_t *row = json_pack("{s:O, s:s, s:o, s:o}", "name", json_object_get(sg, "name"), "file", file,
+					"share", num_or_null(share), "eager_ms", num_or_null(num(sg, "eager_ms")));
+		if (json_is_true(json_object_get(sg, "glue"))) {
+			json_object_set_new(row, "status", json_string("glue"));
+			json_object_set_new(row, "why", json_string("views only: stays PyTorch"));
+		} else if (!isnan(share) && share < wo->min_share) {
+			json_object_set_new(row, "status", json_string("skipped"));
+			json_object_set_new(row, "why", json_sprintf("%.1f%% of the eager time, under --min-share %.1f%%",
+								     100 * share, 100 * wo->min_share));
+		} else {
+			char *p = fs_join(dir, file);
+			strvec_push(&paths, p);
+			free(p);
+			json_object_set_new(row, "status", json_string("task"));
+		}
+		json_array_append_new(rows, row);
+	}
+	if (paths.n && run_add_tasks(r, &paths, NULL) < 0)
+		goto bad;
+	if (paths.n)
+		run_execute(r, 0, wo->progress);
+	/* What each subgraph task gave; kernels that passed and beat their
+	 * subgraph's eager time go into the program (on the CPU, every kernel
+	 * found: interpreter times say nothing about speed). */
+	kernels = json_object();
+	for (int t = 0; t < run_task_count(r); t++) {
+		const struct task_state *ts = run_task(r, t);
+		const json_t *res = ts->result;
+		const char *base = strrchr(ts->path, '/') ? strrchr(ts->path, '/') + 1 : ts->path;
+		double se = num(res, "speedup_eager");
+		json_array_foreach(rows, i, sg) {
+			if (strcmp(json_string_value(json_object_get(sg, "file")) ?: "", base))
+				continue;
+			json_object_set_new(sg, "task_id", json_string(ts->task_id));
+			json_object_set(sg, "kernel_ms", json_object_get(res, "kernel_ms") ?: json_null());
+			json_object_set(sg, "speedup_eager", json_object_get(res, "speedup_eager") ?: json_null());
+			json_object_set(sg, "sol_pct", json_object_get(res, "sol_pct") ?: json_null());
+			json_object_set(sg, "eager_sol_pct", json_object_get(res, "eager_sol_pct") ?: json_null());
+			json_object_set(sg, "roofline_ms", json_object_get(res, "roofline_ms") ?: json_null());
+			if (cpu) {
+				/* Interpreted kernels against the CPU's peaks: no speed of light. */
+				json_object_set_new(sg, "sol_pct", json_null());
+				json_object_set_new(sg, "eager_sol_pct", json_null());
+				json_object_set_new(sg, "roofline_ms", json_null());
+			}
+			if (ts->status == TASK_WAITING || ts->status == TASK_STOPPED) {
+				unfinished++;
+				json_object_set_new(sg, "status", json_string(task_status_name(ts->status)));
+				json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
+			} else if (json_is_true(json_object_get(res, "skipped_at_sol"))) {
+				json_object_set_new(sg, "status", json_string("at the speed of light"));
+				json_object_set(sg, "why", json_object_get(res, "stop_reason"));
+			} else if (!json_is_true(json_object_get(res, "found"))) {
+				json_object_set_new(sg, "status", json_string("no kernel"));
+				json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
+			} else if (!cpu && !(se > 1)) {
+				json_object_set_new(sg, "status", json_string("kernel slower than eager"));
+				json_object_set_new(sg, "why", json_sprintf("%.2fx of eager: the subgraph stays PyTorch", se));
+			} else {
+				json_object_set_new(sg, "status", json_string("optimized"));
+				json_object_set(kernels, base, json_object_get(res, "final_kernel"));
+			}
+		}
+	}
+	if (unfinished) {
+		json_object_set_new(out, "why_unfinished",
+				    json_sprintf("%d subgraph task(s) have not finished (they wait for replies or stopped)",
+						 unfinished));
+		goto write;
+	}
+	e2e = evaluate_whole(rs, &eo, buf_str(&src), plan, dir, kernels, program_py, baseline, &composed);
+	if (e2e && !passed(e2e) && json_object_size(kernels)) {
+		/* The parts passed alone but not together (a subgraph's inputs in the
+		 * program differ from the ones its task drew): kernels one by one, in
+		 * order of share, each kept when the whole still passes. */
+		json_t *use = json_object(), *order = json_array(), *first = e2e;
+		json_array_foreach(rows, i, sg)
+			if (json_object_get(kernels, json_string_value(json_object_get(sg, "file"))))
+				json_array_append(order, sg);
+		e2e = NULL;
+		for (size_t k = 0; k < json_array_size(order) && k < MAX_TRIES; k++) {
+			const json_t *row = json_array_get(order, k);
+			const char *file = json_string_value(json_object_get(row, "file"));
+			json_t *res;
+			json_object_set(use, file, json_object_get(kernels, file));
+			res = evaluate_whole(rs, &eo, buf_str(&src), plan, dir, use, program_py, baseline, &composed);
+			if (!res) {
+				json_decref(use);
+				json_decref(order);
+				json_decref(first);
+				goto bad;
+			}
+			if (passed(res)) {
+				json_decref(e2e);
+				e2e = res;
+			} else {
+				json_object_del(use, file);
+				json_object_set_new((json_t *)row, "status", json_string("fails in the program"));
+				json_object_set_new((json_t *)row, "why", json_sprintf("the whole failed with it: %s",
+					json_string_value(json_object_get(res, "reason")) ?: "?"));
+				json_decref(res);
+			}
+		}
+		if (!e2e) {
+			e2e = evaluate_whole(rs, &eo, buf_str(&src), plan, dir, use, program_py, baseline, &composed);
+			if (!e2e) {
+				json_decref(use);
+				json_decref(order);
+				json_decref(first);
+				goto bad;
+			}
+		}
+		json_object_set_new(out, "first_composition", json_pack("{s:O, s:O}", "verdict",
+					json_object_get(first, "verdict"), "reason", json_object_get(first, "reason")));
+		json_decref(kernels);
+		kernels = use;
+		json_decref(order);
+		json_decref(first);
+	}
+	if (!e2e)
+		goto bad;
+	json_array_foreach(rows, i, sg)
+		json_object_set_new(sg, "used", json_boolean(json_object_get(kernels, json_string_value(
+			json_object_get(sg, "file"))) != NULL));
+	json_object_set_new(out, "composed", json_string(program_py));
+	json_object_set_new(out, "finished", json_true());
+	json_object_set_new(out, "end_to_end", json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:b}", "verdict",
+		json_object_get(e2e, "verdict"), "stage", json_object_get(e2e, "stage") ?: json_null(), "reason",
+		json_object_get(e2e, "reason") ?: json_null(), "kernel_ms", json_object_get(e2e, "kernel_ms") ?: json_null(),
+		"eager_ms", json_object_get(baseline, "eager_ms") ?: json_null(), "compile_ms",
+		json_object_get(baseline, "compile_ms") ?: json_null(), "speedup_eager",
+		json_object_get(e2e, "speedup_eager") ?: json_null(), "speedup_compile",
+		json_object_get(e2e, "speedup_compile") ?: json_null(), "allow_torch", eo.allow_torch));
+	json_object_set(json_object_get(out, "end_to_end"), "flags", json_object_get(e2e, "flags"));
+	{
+		/* Amdahl: the whole's time from its parts: the optimized ones at their
+		 * kernel's time (parts) or at their roofline bound (bound), the rest at
+		 * their eager time; over the sum of all eager times. */
+		double eager = 0, parts = 0, bound = 0;
+		json_array_foreach(rows, i, sg) {
+			double e = num(sg, "eager_ms"), k = num(sg, "kernel_ms"), b = num(sg, "roofline_ms");
+			int used = json_is_true(json_object_get(sg, "used"));
+			int tried = !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "optimized") ||
+				    !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "fails in the program") ||
+				    !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "no kernel") ||
+				    !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "kernel slower than eager");
+			if (isnan(e))
+				continue;
+			eager += e;
+			parts += used && !isnan(k) ? k : e;
+			bound += tried && !isnan(b) && b > 0 ? fmin(b, e) : e;
+		}
+		json_object_set_new(out, "amdahl", json_pack("{s:o, s:o, s:s}", "parts_speedup",
+			eager > 0 && parts > 0 ? json_real(eager / parts) : json_null(), "bound_speedup",
+			eager > 0 && bound > 0 && !cpu ? json_real(eager / bound) : json_null(), "basis",
+			"the sum of the subgraphs' eager times, with the used kernels at their own times (parts) or every "
+			"optimized subgraph at its roofline bound (bound)"));
+	}
+write:
+	{
+		char *path = fs_join(run_dir(r), "program.json"), *text = json_dumps(out, JSON_INDENT(1));
+		if (text)
+			fs_write_atomic(path, text, strlen(text));
+		free(text);
+		free(path);
+		err_clear();
+	}
+	goto out;
+bad:
+	json_decref(out);
+	out = NULL;
+out:
+	json_decref(plan);
+	json_decref(baseline);
+	json_decref(facts);
+	json_decref(kernels);
+	json_decref(composed);
+	json_decref(e2e);
+	strvec_clear(&paths);
+	buf_release(&src);
+	free(dir);
+	free(program_py);
+	return out;
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# t75-programs.sh: whole programs on the CPU. egg split cuts a small CNN and
+# a transformer block written for the tests (tests/tasks/programs) into
+# subgraph tasks named by what they compute; composing them back with every
+# subgraph in PyTorch gives a program that passes egg eval --allow-torch
+# (split and compose keep the program's semantics, its parameters
+# included) and fails without it (the rule stands); a composition with a
+# Triton kernel for one subgraph passes; egg optimize --split with the
+# scripted mock model runs to a composed program; a program that cannot be
+# traced gets one line naming the construct and its line.
+. "$(dirname "$0")/../lib.sh"
+
+P=$SRC/tests/tasks/programs
+EV=(eval --device cpu --iters 2 --warmup 1 --trials 2 --compile-mode none)
+
+# --- split
+run_egg split --device cpu "$P/small_cnn.py" "$TMP/cnn" --json
+expect_rc 0 "egg split cuts the small CNN"
+check "into the subgraphs a reader expects, named by what they compute, with their shares" python3 - "$OUT" "$TMP/cnn" <<'PY'
+import json, os, sys
+plan, d = json.load(open(sys.argv[1])), sys.argv[2]
+names = [s["name"] for s in plan["subgraphs"]]
+assert names == ["conv1+bn1+relu", "conv2+bn2+add+relu+adaptive_avg_pool2d", "fc"], names
+assert abs(sum(s["share"] for s in plan["subgraphs"]) - 1) < 1e-6 and all(s["share"] > 0 for s in plan["subgraphs"])
+assert plan["measured_on"] == "cpu" and plan["eager_ms"] > 0 and plan["program"] == "small_cnn.py"
+assert json.load(open(os.path.join(d, "plan.json")))["subgraphs"][0]["file"] == "01_conv1_bn1_relu.py"
+s1 = plan["subgraphs"][0]
+assert s1["params"] == {"conv1.weight": "conv1.weight", "bn1.weight": "bn1.weight", "bn1.bias": "bn1.bias",
+                        "bn1.running_mean": "bn1.running_mean", "bn1.running_var": "bn1.running_var",
+                        "bn1.num_batches_tracked": "bn1.num_batches_tracked"}, s1["params"]
+# The third takes the second's output: non-negative (after a ReLU) and pooled.
+src2 = open(os.path.join(d, plan["subgraphs"][1]["file"])).read()
+assert "torch.relu(torch.randn(2, 8, 8, 8))" in src2, src2
+PY
+bad=0
+for f in "$TMP"/cnn/0*.py; do
+	run_egg eval --device cpu --iters 2 --warmup 1 --compile-mode none "$f"
+	if [ "$RC" -ne 0 ]; then bad=1; not_ok "subgraph task $(basename "$f") runs as a task"; diag "$ERR"; fi
+done
+[ "$bad" -eq 0 ] && ok "every subgraph task of the CNN runs as a task (egg eval measures its baselines)"
+run_egg split --device cpu --no-measure "$P/transformer_block.py" "$TMP/tb" --json
+expect_rc 0 "egg split cuts the transformer block"
+check "into layer norm + projection, attention, and the MLP's parts; the mask buffer is the program's" python3 - "$OUT" "$TMP/tb" <<'PY'
+import json, os, sys
+plan, d = json.load(open(sys.argv[1])), sys.argv[2]
+names = [s["name"] for s in plan["subgraphs"]]
+assert names == ["ln1+qkv", "attention", "proj+add+ln2", "fc1+gelu", "fc2+add"], names
+att = open(os.path.join(d, plan["subgraphs"][1]["file"])).read()
+assert "torch.tril(torch.ones(8, 8" in att and "mask" in plan["subgraphs"][1]["params"], plan["subgraphs"][1]
+assert all(s["share"] is None for s in plan["subgraphs"]) and plan["measured_on"] is None
+PY
+
+# --- compose: every subgraph in PyTorch; then one through a Triton kernel
+run_egg compose "$P/small_cnn.py" "$TMP/cnn" -o "$TMP/cnn_torch.py"
+expect_rc 2 "compose without kernels and without --keep-torch is refused"
+expect_err "^egg: error: subgraph 1 \(conv1\+bn1\+relu\) has no kernel: write .*01_conv1_bn1_relu.kernel.py, or pass --keep-torch" \
+	"naming the subgraph and the kernel file it needs"
+for prog in small_cnn:cnn transformer_block:tb; do
+	name=${prog%%:*} dir=$TMP/${prog##*:}
+	run_egg compose "$P/$name.py" "$dir" -o "$TMP/${name}_torch.py" --keep-torch --json
+	expect_rc 0 "compose $name with every subgraph in PyTorch"
+	run_egg "${EV[@]}" --allow-torch --json "$P/$name.py" "$TMP/${name}_torch.py"
+	if [ "$RC" -eq 0 ] && [ "$(json_get "$OUT" 'j["verdict"]')" = pass ]; then
+		ok "the composition of $name passes egg eval --allow-torch against the program"
+	else
+		not_ok "the composition of $name passes egg eval --allow-torch against the program (exit $RC)"; diag "$ERR" "$OUT"
+	fi
+done
+check "and the verdict says the rule was waived" sh -c "grep -q 'allow_torch: the rule against PyTorch compute' '$OUT'"
+run_egg "${EV[@]}" "$P/transformer_block.py" "$TMP/transformer_block_torch.py"
+expect_rc 1 "without --allow-torch the same composition fails the rule against PyTorch compute"
+expect_err "forward ran PyTorch compute outside Triton kernels" "saying so"
+cp "$P/small_cnn_fc_kernel.py" "$TMP/cnn/03_fc.kernel.py"
+run_egg compose "$P/small_cnn.py" "$TMP/cnn" -o "$TMP/cnn_k.py" --keep-torch --json
+check "compose takes the kernel beside its subgraph's file" test \
+	"$(json_get "$OUT" '[p["kind"] for p in j["parts"]]')" = "['torch', 'torch', 'kernel']"
+run_egg "${EV[@]}" --allow-torch --json "$P/small_cnn.py" "$TMP/cnn_k.py"
+expect_rc 0 "the composition with a Triton kernel for the classifier passes"
+check "and launches that kernel" test "$(json_get "$OUT" 'j["triton_launches"]')" -ge 1
+
+# --- a program that cannot be traced
+run_egg split --device cpu "$P/data_dependent.py" "$TMP/dd"
+expect_rc 2 "a program with data-dependent control flow cannot be split"
+expect_err "^egg: error: cannot split '.*data_dependent.py': the forward cannot be traced: data-dependent control flow \(an .if. or .while. on a tensor's values\) at line 13: .if x.sum\(\) > 0:." \
+	"one line naming the construct and the line"
+check "on one line" test "$(wc -l <"$ERR")" -eq 1
+
+# --- egg optimize --split with the scripted model: the classifier gets the
+# kernel above; the convolutions get it too, fail, and stay PyTorch.
+export EGG_MODEL=mock-model EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
+python3 - "$P/small_cnn_fc_kernel.py" >"$TMP/script.json" <<'PY'
+import json, sys
+print(json.dumps([{"match": ["mode: seed"], "repeat": True, "wrap": "python", "reply_file": sys.argv[1]}]))
+PY
+start_mock "$TMP/script.json"
+run_egg optimize --split --device cpu --seeds 1 --seed-repairs 0 --no-refine --no-hw-tune --iters 2 --warmup 1 \
+	--trials 2 --compile-mode none -q -o "$TMP/cnn_fast.py" --json "$P/small_cnn.py"
+expect_rc 0 "egg optimize --split runs to a composed program"
+check "its summary gives each subgraph's share and outcome and the end-to-end verdict" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {s["name"]: s for s in j["subgraphs"]}
+assert rows["fc"]["status"] == "optimized" and rows["fc"]["used"] is True, rows["fc"]
+assert all(rows[n]["status"] == "no kernel" and not rows[n]["used"] for n in rows if n != "fc"), rows
+assert j["finished"] and j["end_to_end"]["verdict"] == "pass" and j["end_to_end"]["allow_torch"] is True, j["end_to_end"]
+assert j["amdahl"]["parts_speedup"] > 0 and j["amdahl"]["bound_speedup"] is None, j["amdahl"]
+assert j["composed"].endswith("cnn_fast.py"), j["composed"]
+PY
+run_egg "${EV[@]}" --allow-torch "$P/small_cnn.py" "$TMP/cnn_fast.py"
+expect_rc 0 "the composed program passes egg eval on its own"
+run_egg report latest
+expect_out "^program .*small_cnn.py: 3 subgraph\(s\)" "egg report shows the whole program"
+expect_out "^  fc .* optimized \(in the program\)" "with each subgraph by name and outcome"
+expect_out "^  end to end: pass" "and the end-to-end result"
+run_egg report latest --html "$TMP/r.html"
+check "the HTML report has the whole program too" grep -q "<h2>Whole program</h2>" "$TMP/r.html"
+finish

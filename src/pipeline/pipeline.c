@@ -449,7 +449,7 @@ static struct cand *new_cand(struct pipe *p, const char *id, const char *parent,
  * after its retries, a spent budget, or a reply awaited in the spool stops
  * the run here: that is recorded as what it is, and 1 is returned.
  */
-static int stop_for(struct pipe *p, enum agent_outcome oc, const char *stage)
+static int stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, const char *subject)
 {
 	struct agents *a = p->env->agents;
 	char *why = p->out->stop_reason;
@@ -464,7 +464,7 @@ static int stop_for(struct pipe *p, enum agent_outcome oc, const char *stage)
 		snprintf(why, len, "stopped: %s", err_msg());
 		p->out->budget = 1;
 	} else {
-		snprintf(why, len, "stopped: LLM unreachable: %s", err_msg());
+		snprintf(why, len, "stopped: LLM unreachable (the %s stage's call for %s): %s", stage, subject, err_msg());
 		p->out->infra = 1;
 	}
 	p->stop = 1;
@@ -538,7 +538,7 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 			} else {
 				json_t *diag = json_call(p, P_DEBUG, SCHEMA_DEBUG, &v, c->stage, c->id, &oc);
 				if (!diag) {
-					stop_for(p, oc, c->stage);
+					stop_for(p, oc, c->stage, c->id);
 					return;
 				}
 				plan = json_dumps(diag, JSON_INDENT(1));
@@ -550,7 +550,7 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 			}
 			free(plan);
 			if (!fixed) {
-				stop_for(p, oc, c->stage);
+				stop_for(p, oc, c->stage, c->id);
 				return;
 			}
 			free(c->source);
@@ -781,7 +781,7 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 		src = code_call(p, P_CODE_SEED, &v, st->name, id, &oc);
 		free(diversity);
 		if (!src) {
-			if (!stop_for(p, oc, st->name))
+			if (!stop_for(p, oc, st->name, id))
 				decide(p, st->name, "seed %d discarded: no usable reply", s);
 			continue;
 		}
@@ -877,7 +877,7 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	} else {
 		analysis = json_call(p, st->analysis_prompt, st->analysis_schema, &v, st->name, parent->id, &oc);
 		if (!analysis) {
-			if (!stop_for(p, oc, st->name))
+			if (!stop_for(p, oc, st->name, parent->id))
 				decide(p, st->name, "%s kept: the profile agent gave no usable plan", parent->id);
 			goto out;
 		}
@@ -893,7 +893,7 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 		src = code_call(p, st->code_prompt, &v, st->name, id, &oc);
 	}
 	if (!src) {
-		if (!stop_for(p, oc, st->name))
+		if (!stop_for(p, oc, st->name, parent->id))
 			decide(p, st->name, "%s kept: no usable kernel", parent->id);
 		goto out;
 	}

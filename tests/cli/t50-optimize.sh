@@ -136,7 +136,8 @@ check "--top-k 2 tunes both seeds and keeps the best of all" python3 - "$TMP/top
 import json, sys, os
 t = json.load(open(os.path.join(sys.argv[1], "trajectory.json")))
 tuned = [(s["candidate"], s["parent"], s["accepted"]) for s in t if s["kind"] == "selection"]
-assert tuned == [("mapping.k1", "seed1.r1", True), ("mapping.k2", "seed2", False)], tuned
+steps = [(s["candidate"], s["kind"], s["verdict"], s.get("fail_stage"), s.get("reason")) for s in t]
+assert tuned == [("mapping.k1", "seed1.r1", True), ("mapping.k2", "seed2", False)], steps
 assert json.load(open(os.path.join(sys.argv[1], "summary.json")))["candidate"] == "mapping.k1"
 PY
 

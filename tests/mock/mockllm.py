@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -108,7 +109,11 @@ class Handler(BaseHTTPRequestHandler):
         anthropic = self.path.rstrip("/").endswith("/v1/messages")
         e = self.script.take(text)
         if e is None:
-            self._send(500, json.dumps({"error": {"message": "mock: no script entry fits this request"}}).encode())
+            # Name the request (its role line and the candidate it is about),
+            # so that a test failing here says which call the script lacked.
+            said = ", ".join(dict.fromkeys(re.findall(r"Role: [^.\\]{0,60}|seed \d+ of \d+", text)))
+            self._send(500, json.dumps({"error": {"message": "mock: no script entry fits this request"
+                                                  + (f" ({said})" if said else "")}}).encode())
             return
         if e.get("delay"):
             time.sleep(float(e["delay"]))

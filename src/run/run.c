@@ -228,7 +228,7 @@ static void *progress_thread(void *arg)
 		eta = finished_now ? elapsed / finished_now * (b->ntasks - finished_now) : NAN;
 		fmt_time(el, sizeof(el), elapsed);
 		fmt_time(et, sizeof(et), eta);
-		buf_addf(&out, "egg bench %s: %d/%d done, %d running, %d failed, %d waiting, %d stopped; %ld tokens, $%.4f; "
+		buf_addf(&out, "egg: run %s: %d/%d done, %d running, %d failed, %d waiting, %d stopped; %ld tokens, $%.4f; "
 			 "elapsed %s, ETA %s\n", b->shared.run_id, done, b->ntasks, running, failed, waiting, stopped, tokens,
 			 cost, el, et);
 		for (int i = 0; i < b->ntasks; i++) {

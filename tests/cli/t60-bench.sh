@@ -15,7 +15,7 @@ FAST="--device cpu --iters 3 --warmup 1 --compile-mode none"
 start_mock "$SRC/tests/pipeline/bench.json"
 run_egg bench $FAST --dir "$T" --cpu-workers 2 --workers-per-device 1 --jobs 3 --json
 expect_rc 0 "a bench run over three tasks, one of them broken"
-expect_err "^egg bench [0-9a-f-]+: [0-9]/3 done" "progress lines on stderr (not a terminal: plain lines)"
+expect_err "^egg: run [^ :]+: [0-9]/3 done" "progress lines on stderr (not a terminal: plain lines)"
 RUN=$(json_get "$OUT" 'j["run"]["id"]')
 check "the report has the documented metrics, overall and per folder" python3 - "$OUT" <<'PY'
 import json, sys

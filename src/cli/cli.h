@@ -17,6 +17,7 @@ enum cmd_needs {
 	NEEDS_JSON = 8,			/* accepts --json */
 	NEEDS_DEVICE = 16,		/* resolves the device (cpu, cuda, cuda:N) into ctx */
 	NEEDS_SLURM = CFG_FOR_SLURM,	/* the Slurm settings (--slurm-args) */
+	NEEDS_CONFIG_FINDING = 128,	/* a bad config file is a finding (ctx.config_error), not an exit */
 };
 
 struct command {
@@ -36,6 +37,7 @@ struct cmd_ctx {
 	int json;
 	const char *device;	/* with NEEDS_DEVICE */
 	const char *kind;	/* "cpu" or "cuda" */
+	char *config_error;	/* with NEEDS_CONFIG_FINDING: why the config file was not used */
 };
 
 /*

@@ -36,13 +36,20 @@ static void print_sandbox(const json_t *probe)
 	       json_is_true(json_object_get(s, "mount_namespace")) ? yes : no,
 	       json_is_true(json_object_get(s, "private_proc")) ? yes : no,
 	       json_is_true(json_object_get(s, "read_only_root")) ? yes : no);
-	printf("sandbox:       hidden:");
+	printf("sandbox:       hidden (the host's own):");
 	json_array_foreach(json_object_get(s, "hidden"), i, h)
 		printf(" %s", json_string_value(h));
 	printf("%s\n", json_array_size(json_object_get(s, "hidden")) ? "" : " nothing");
 	printf("sandbox:       writable:");
-	json_array_foreach(json_object_get(s, "writable"), i, h)
-		printf(" %s", json_string_value(h));
+	json_array_foreach(json_object_get(s, "writable"), i, h) {
+		/* A hidden folder that is writable is the candidate's own empty one. */
+		int own = 0;
+		size_t j;
+		const json_t *x;
+		json_array_foreach(json_object_get(s, "hidden"), j, x)
+			own |= json_equal(x, h);
+		printf(" %s%s", json_string_value(h), own ? " (its own, empty, not the host's)" : "");
+	}
 	printf("%s\n", json_array_size(json_object_get(s, "writable")) ? "" : " everything its user may write");
 	printf("sandbox:       network: %s; seccomp filter: %s; capabilities: %s; uid %lld%s\n",
 	       json_is_true(json_object_get(s, "network_isolated")) ? "none (empty namespace)" : "SHARED",
@@ -233,6 +240,10 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 		can_profile = json_array_size(json_object_get(probe, "gpus")) &&
 			      json_string_value(json_object_get(probe, "ncu"));
 	}
+	if (ctx.config_error) /* no command but doctor starts until it is fixed */
+		json_array_insert_new(missing, 0, json_sprintf("%s (the other findings are without it; every command "
+							       "but doctor refuses to start until it is fixed)",
+							       ctx.config_error));
 	ready = readiness(missing_llm, missing, can_profile);
 	json_array_extend(missing, missing_llm);
 	store_abs = fs_absolute(cfg->store);
@@ -256,7 +267,10 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 		json_t *gpus = json_object_get(probe, "gpus"), *g;
 		size_t i;
 		printf("egg %s\n", EGG_VERSION);
-		printf("config file:   %s\n", cfg->config_path ? cfg->config_path : "(none)");
+		if (ctx.config_error)
+			printf("config file:   NOT USED: %s\n", ctx.config_error);
+		else
+			printf("config file:   %s\n", cfg->config_path ? cfg->config_path : "(none)");
 		printf("llm:           provider %s, base URL %s, model %s, API key %s\n", cfg->provider,
 		       cfg->base_url, cfg->model ? cfg->model : "(missing)",
 		       cfg->api_key ? "present" : "absent");

@@ -46,8 +46,16 @@ int cmd_parse(const struct command *self, const struct opt *const *tables, int a
 	}
 	if ((int)ctx->args.n < self->min_args || (self->max_args >= 0 && (int)ctx->args.n > self->max_args))
 		return err_usage("egg %s takes %s", self->name, self->usage);
-	if (groups && config_resolve(&ctx->cfg) < 0)
-		return err_report();
+	if (groups && config_resolve(&ctx->cfg) < 0) {
+		if (!(self->needs & NEEDS_CONFIG_FINDING))
+			return err_report();
+		/* The command reports the file's error and goes on without it. */
+		ctx->config_error = xstrdup(err_msg());
+		err_clear();
+		ctx->cfg.ignore_file = 1;
+		if (config_resolve(&ctx->cfg) < 0)
+			return err_report();
+	}
 	if (self->needs & NEEDS_DEVICE) {
 		ctx->device = worker_default_device(&ctx->cfg);
 		ctx->kind = worker_device_kind(ctx->device);
@@ -61,6 +69,8 @@ void cmd_ctx_clear(struct cmd_ctx *ctx)
 {
 	config_free(&ctx->cfg);
 	strvec_clear(&ctx->args);
+	free(ctx->config_error);
+	ctx->config_error = NULL;
 }
 
 void cmd_print_json(json_t *obj)

@@ -6,6 +6,7 @@
 #include "../config/config.h"
 #include "../eval/worker.h"
 #include "../util/err.h"
+#include "../util/suggest.h"
 #include "cli.h"
 
 #define LLM NEEDS_LLM
@@ -22,7 +23,7 @@ static const struct command commands[] = {
 	  "Send one prompt to the configured LLM and print the reply (to check a setup).", LLM | CALLS | STORE | JSON, 1, 1 },
 	{ "doctor", cmd_doctor, "[--json]",
 	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing.",
-	  LLM | WORKER | STORE | JSON | SLURM, 0, 0 },
+	  LLM | WORKER | STORE | JSON | SLURM | NEEDS_CONFIG_FINDING, 0, 0 },
 	{ "optimize", cmd_optimize, "TASK.py [-o OUT.py] [--run-dir DIR] [budget and ablation flags] [--json]",
 	  "Turn a PyTorch task into a verified, faster Triton kernel (the EGG pipeline).",
 	  LLM | CALLS | WORKER | STORE | JSON | DEVICE, 1, 1 },
@@ -104,5 +105,14 @@ int main(int argc, char **argv)
 			return commands[i].fn(&commands[i], argc - 2, argv + 2);
 	if (argv[1][0] == '-')
 		return err_usage("unknown option '%s' (see 'egg --help')", argv[1]);
+	{
+		const char *names[sizeof(commands) / sizeof(commands[0])];
+		const char *near;
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			names[i] = commands[i].name;
+		near = suggest_closest(argv[1], strlen(argv[1]), names, sizeof(commands) / sizeof(commands[0]));
+		if (near)
+			return err_usage("unknown command '%s': did you mean '%s'? (see 'egg --help')", argv[1], near);
+	}
 	return err_usage("unknown command '%s' (see 'egg --help')", argv[1]);
 }

@@ -10,6 +10,7 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
+#include "../util/suggest.h"
 
 enum cfg_type { CFG_STR, CFG_INT, CFG_DOUBLE };
 
@@ -208,8 +209,10 @@ static json_t *load_file(struct config *cfg, int *failed)
 	json_t *root = NULL;
 
 	*failed = 0;
-	if (!path)
+	if (!path || cfg->ignore_file) {
+		free(path);
 		return NULL;
+	}
 	if (!explicit_path && !fs_exists(path)) {
 		free(path);
 		return NULL;
@@ -278,7 +281,18 @@ static int apply_file(struct config *cfg, json_t *root, int *from_file)
 			if (!strcmp(settings[i].key, key))
 				break;
 		if (i == NSETTINGS) {
-			err_set(ERR_INPUT, "config file '%s': unknown setting '%s'", cfg->config_path, key);
+			const char *names[NSETTINGS + 1], *near;
+			struct buf keys = BUF_INIT;
+			for (size_t k = 0; k < NSETTINGS; k++) {
+				names[k] = settings[k].key;
+				buf_addf(&keys, "%s%s", k ? ", " : "", settings[k].key);
+			}
+			names[NSETTINGS] = "prices";
+			buf_adds(&keys, ", prices");
+			near = suggest_closest(key, strlen(key), names, NSETTINGS + 1);
+			err_set(ERR_INPUT, "config file '%s': unknown setting '%s'%s%s%s (the settings: %s)", cfg->config_path,
+				key, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", buf_str(&keys));
+			buf_release(&keys);
 			return -1;
 		}
 		if (json_is_string(v)) {

@@ -48,6 +48,7 @@ struct config {
 	/* Raw flag values, filled by the option table of config_options. */
 	const char *flag_values[32];
 	const char *config_flag;
+	int ignore_file;		/* resolve without the config file (doctor, after the file failed) */
 };
 
 void config_init(struct config *cfg);

@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "suggest.h"
 
 static const struct opt *find_long(const struct opt *const *tables, const char *name, size_t len)
 {
@@ -15,6 +16,17 @@ static const struct opt *find_long(const struct opt *const *tables, const char *
 			if (strlen(o->name) == len && !strncmp(o->name, name, len))
 				return o;
 	return NULL;
+}
+
+/* The long option nearest a mistyped one, or NULL (suggest_closest's rule). */
+static const char *nearest_long(const struct opt *const *tables, const char *name, size_t len)
+{
+	const char *names[512];
+	size_t n = 0;
+	for (; *tables; tables++)
+		for (const struct opt *o = *tables; o->type != OPT_END && n < 512; o++)
+			names[n++] = o->name;
+	return suggest_closest(name, len, names, n);
 }
 
 static const struct opt *find_short(const struct opt *const *tables, char c)
@@ -100,7 +112,11 @@ int opt_parse(const struct opt *const *tables, int argc, char **argv,
 			snprintf(shown, sizeof(shown), "-%c", a[1]);
 		}
 		if (!o) {
-			err_set(ERR_INPUT, "unknown option '%s'", shown);
+			const char *near = a[1] == '-' ? nearest_long(tables, shown + 2, strlen(shown + 2)) : NULL;
+			if (near)
+				err_set(ERR_INPUT, "unknown option '%s' (did you mean '--%s'?)", shown, near);
+			else
+				err_set(ERR_INPUT, "unknown option '%s'", shown);
 			return -1;
 		}
 		if (!takes_value(o)) {

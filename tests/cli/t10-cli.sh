@@ -44,6 +44,26 @@ echo '{"model": "m", "temprature": 1}' >"$XDG_CONFIG_HOME/egg/config.json"
 run_egg chat hi
 expect_rc 2 "a config file with an unknown setting"
 expect_err "unknown setting 'temprature'" "the misspelt setting is named"
+expect_err "did you mean 'temperature'\?" "and the setting it is close to suggested"
+expect_err "\(the settings: provider, base_url, model, .*prices\)" "and every setting listed"
+run_egg doctor --json
+check "egg doctor still runs with the bad config file and reports its error among the missing" python3 -c "
+import json; d = json.load(open('$OUT'))
+assert \"unknown setting 'temprature'\" in d['missing'][0] and not any(d['commands'].values()), d['missing']"
 rm -rf "$XDG_CONFIG_HOME/egg"
+
+# --- typos get a suggestion; a word near nothing gets none
+run_egg optimise x.py
+expect_rc 2 "a misspelt command is bad usage"
+expect_err "unknown command 'optimise': did you mean 'optimize'\?" "a misspelt command gets the nearest one"
+run_egg frobnicate
+expect_err "^egg: error: unknown command 'frobnicate' \(see 'egg --help'\)$" "a word near no command gets no guess"
+run_egg optimize --itres 3 x.py
+expect_rc 2 "a misspelt flag is bad usage"
+expect_err "unknown option '--itres' \(did you mean '--iters'\?\)" "a misspelt flag gets the nearest one"
+run_egg eval --no-cahce a.py b.py
+expect_err "did you mean '--no-cache'\?" "a swapped pair of letters is one edit"
+run_egg eval --zzzzzz a.py b.py
+expect_err "^egg: error: unknown option '--zzzzzz'$" "a flag near none gets no guess"
 
 finish

@@ -155,6 +155,14 @@ expect_out "no kernel .* +- +- +- +- +no valid kernel" "the text report calls it
 run_egg report latest --html "$TMP/novalid.html"
 check "the HTML report calls it 'no kernel' too, with the reason" \
 	grep -q 'class="fail">no kernel: no valid kernel' "$TMP/novalid.html"
+check "the HTML report shows a dash and why where no speedup exists, never nan" \
+	grep -q 'No task found a kernel: no speedup to average' "$TMP/novalid.html"
+for form in "" --json --csv; do
+	run_egg report latest $form
+	check "report ${form:---text} of a run without a kernel prints no nan or inf" \
+		bash -c "! grep -Eiqw 'nan|nanx|-?inf' '$OUT'"
+done
+check "nor does the HTML report" bash -c "! grep -Eiqw 'nan|nanx' '$TMP/novalid.html'"
 
 stop_mock
 run_egg optimize $FAST --no-cache --base-url http://127.0.0.1:9 --llm-attempts 1 --run-dir "$TMP/nollm" "$TASK"

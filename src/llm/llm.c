@@ -28,6 +28,7 @@ struct llm {
 	struct llm_totals totals;
 	pthread_cond_t slot_free;	/* the concurrency cap (cfg->llm_concurrency) */
 	int in_flight;
+	int quiet_retries;		/* no retry notices on stderr (llm_set_quiet) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -522,6 +523,26 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	return rc;
 }
 
+void llm_set_quiet(struct llm *c, int quiet)
+{
+	c->quiet_retries = quiet;
+}
+
+/* Retries say so once they are no longer a blip: a wait of RETRY_NOTICE_MS
+ * or more, or a call silent that long already, gets one line on stderr. */
+#define RETRY_NOTICE_MS 2000.0
+
+static void retry_notice(const struct llm *c, int attempt, const struct buf *why, double wait_ms, double silent_ms)
+{
+	char *line;
+	if (c->quiet_retries || (wait_ms < RETRY_NOTICE_MS && silent_ms < RETRY_NOTICE_MS))
+		return;
+	line = secret_redact(buf_str(why));
+	fprintf(stderr, "egg: LLM call: attempt %d of %ld failed after %.1f s (%.200s); retrying in %.1f s\n", attempt,
+		(long)c->cfg->max_attempts, silent_ms / 1000, line, wait_ms / 1000);
+	free(line);
+}
+
 /* The request over HTTP with retries (llm_call's contract). */
 static int network_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res)
 {
@@ -603,6 +624,7 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 				c->url, buf_str(&last_error), wait / 1000, cfg->deadline_s);
 			goto out;
 		}
+		retry_notice(c, attempt, &last_error, wait, time_mono_ms() - start);
 		time_sleep_ms(wait);
 	}
 	err_set(ERR_INFRA, "llm request to '%s' failed after %d attempts: %s", c->url, res->attempts,

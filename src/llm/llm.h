@@ -51,6 +51,9 @@ struct llm_totals {
  * resolve (checked up front, before any work; not with cfg->llm_spool). With
  * `use_cache`, replies are read from and written to cfg->cache_dir. */
 struct llm *llm_new(const struct config *cfg, int use_cache);
+/* Retries that wait (2 s or more, or a call silent that long) print one line
+ * each on stderr, naming the attempt, the cause and the wait; quiet: none. */
+void llm_set_quiet(struct llm *c, int quiet);
 /* Whether the URL's host is this machine (localhost, 127.x, ::1). */
 int llm_url_is_local(const char *url);
 /*

@@ -298,6 +298,7 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 		jobs = 2 * (int)r->devices.n;
 	r->shared.print_progress = progress == RUN_EVENTS;
 	r->quiet = progress != RUN_BOARD;
+	llm_set_quiet(r->shared.llm, progress == RUN_QUIET);
 	r->t0 = time_mono_ms();
 	r->done_flag = 0;
 	if (progress == RUN_BOARD)

@@ -65,6 +65,13 @@ start=$(date +%s.%N); run_egg chat --json hi; end=$(date +%s.%N)
 expect_rc 0 "429 with Retry-After in seconds recovers"
 check "Retry-After: 1 is honoured (waited $(python3 -c "print(round($end-$start,2))") s)" \
 	python3 -c "import sys; sys.exit(0 if $end - $start >= 0.95 else 1)"
+check "a one-second wait is a blip: no retry notice" bash -c "! grep -q 'egg: LLM call: attempt' '$ERR'"
+script '{"status": 429, "retry_after": "2", "body": "slow down"}' '{"reply": "ok"}'
+run_egg chat --json hi
+expect_rc 0 "429 with Retry-After: 2 recovers"
+expect_err "^egg: LLM call: attempt 1 of [0-9]+ failed after [0-9.]+ s \(HTTP 429: .*\); retrying in 2.0 s$" \
+	"a retry that waits 2 s or more says so while it waits: the attempt, the cause, the wait"
+check "the JSON on stdout stays one object" python3 -c "import json; json.load(open('$OUT'))"
 date2=$(python3 -c "import email.utils,time; print(email.utils.formatdate(time.time()+2, usegmt=True))")
 script "{\"status\": 429, \"retry_after\": \"$date2\"}" '{"reply": "ok"}'
 start=$(date +%s.%N); run_egg chat --json hi; end=$(date +%s.%N)

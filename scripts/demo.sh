@@ -29,6 +29,14 @@ echo "== egg report latest" >&2
 "$egg" report latest
 echo "== egg report latest --html $out/report.html" >&2
 "$egg" report latest --html "$out/report.html"
+echo >&2
+echo "Each stage's outcome (run/decisions.jsonl):" >&2
+python3 - "$out/run/decisions.jsonl" >&2 <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    print(f"  [{d['stage']}] {d['text']}")
+PY
 cat >&2 <<MSG
 
 The demo's files, in $out:
@@ -36,5 +44,6 @@ The demo's files, in $out:
   run/              every prompt, reply, kernel, evaluation and decision of the run
   report.html       the run's report (open it in a browser)
   llm-requests.jsonl what egg sent to the scripted model
+  store/            the run store: egg runs --store $out/store; egg report latest --store $out/store
 Next: the real job, with your model and a GPU (README, "Using egg").
 MSG

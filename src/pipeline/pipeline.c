@@ -842,6 +842,42 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 	}
 }
 
+/* The next line of s from *at without its trailing blanks: its length; *at
+ * moves past it. Returns -1 at the end. */
+static long next_line(const char *s, size_t *at, const char **line)
+{
+	size_t start = *at, end;
+	if (!s[start])
+		return -1;
+	end = start;
+	while (s[end] && s[end] != '\n')
+		end++;
+	*at = s[end] ? end + 1 : end;
+	*line = s + start;
+	while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t' || s[end - 1] == '\r'))
+		end--;
+	return (long)(end - start);
+}
+
+/* Whether two kernels are the same code: equal line by line up to trailing
+ * blanks, blank lines skipped (indentation, which Python reads, counts). */
+static int same_code(const char *a, const char *b)
+{
+	size_t ia = 0, ib = 0;
+	for (;;) {
+		const char *la = NULL, *lb = NULL;
+		long na, nb;
+		while ((na = next_line(a, &ia, &la)) == 0)
+			;
+		while ((nb = next_line(b, &ib, &lb)) == 0)
+			;
+		if (na < 0 || nb < 0)
+			return na < 0 && nb < 0;
+		if (na != nb || memcmp(la, lb, (size_t)na))
+			return 0;
+	}
+}
+
 /*
  * One improvement of `parent` in stage `st` (refinement or a tuning stage):
  * the profile agent reads the parent's metrics and writes a plan, the code
@@ -895,6 +931,11 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	if (!src) {
 		if (!stop_for(p, oc, st->name, parent->id))
 			decide(p, st->name, "%s kept: no usable kernel", parent->id);
+		goto out;
+	}
+	if (same_code(src, parent->source)) {
+		decide(p, st->name, "%s kept: the code agent returned it unchanged (nothing to evaluate)", parent->id);
+		free(src);
 		goto out;
 	}
 	if (!(c = new_cand(p, id, parent->id, st->name, src)))

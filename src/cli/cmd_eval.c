@@ -28,8 +28,12 @@ static void print_human(const json_t *r)
 	printf("stage:         %s\n", json_string_value(json_object_get(r, "stage")));
 	if (json_string_value(json_object_get(r, "reason")))
 		printf("reason:        %s\n", json_string_value(json_object_get(r, "reason")));
-	printf("trials:        %lld/%lld correct", json_integer_value(json_object_get(r, "correct_trials")),
-	       json_integer_value(json_object_get(r, "trials")));
+	if (json_is_integer(json_object_get(r, "trials_run")) && !json_integer_value(json_object_get(r, "trials_run")))
+		printf("trials:        not run (it failed at the %s stage, before any output was compared)",
+		       json_string_value(json_object_get(r, "stage")) ?: "?");
+	else
+		printf("trials:        %lld/%lld correct", json_integer_value(json_object_get(r, "correct_trials")),
+		       json_integer_value(json_object_get(r, "trials")));
 	if (!isnan(num(r, "max_abs_err")))
 		printf(" (max abs err %.3g; max rel err %.3g, relative to max(|reference|, atol))", num(r, "max_abs_err"),
 		       num(r, "max_rel_err"));
@@ -53,6 +57,9 @@ static void print_human(const json_t *r)
 		printf("torch.compile: %.4f ms%s", num(r, "compile_ms"), isnan(num(r, "speedup_compile")) ? "\n" : "");
 	if (!isnan(num(r, "speedup_compile")))
 		printf("   speedup %.2fx\n", num(r, "speedup_compile"));
+	if (json_is_true(json_object_get(json_object_get(r, "baseline"), "cached")))
+		printf("baselines:     from egg's evaluation cache (measured earlier on this device with these "
+		       "settings; --no-cache measures them again)\n");
 	if (!isnan(num(r, "roofline_ms"))) {
 		const json_t *rl = json_object_get(json_object_get(r, "baseline"), "roofline");
 		int memory = !strcmp(json_string_value(json_object_get(rl, "bound")) ?: "", "memory") ||

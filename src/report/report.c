@@ -798,11 +798,17 @@ int report_html(const json_t *rep, const char *path)
 				 figure_text("%.1f", num(tm, "device_wait_s"), d), figure_text("%.0f", num(tm, "llm_chain"), c));
 		}
 		if (fk) {
-			char *abs = fs_absolute(fk);
-			buf_adds(&b, "<a href=\"file://");
-			html_text(&b, abs);
+			/* Relative to the report's folder: a report shared with its
+			 * store (or beside it) keeps working links. */
+			char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *rel;
+			if (slash)
+				*slash = 0;
+			rel = fs_relative(slash ? (*dir ? dir : "/") : ".", fk);
+			buf_adds(&b, "<a href=\"");
+			html_text(&b, rel);
 			buf_adds(&b, "\">final kernel</a>");
-			free(abs);
+			free(rel);
+			free(dir);
 		}
 		buf_adds(&b, "</td></tr>");
 	}

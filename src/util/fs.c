@@ -199,6 +199,44 @@ char *fs_absolute(const char *path)
 	return fs_join(cwd, path);
 }
 
+/* An absolute, resolved form of path (realpath where it exists). */
+static char *resolved(const char *path)
+{
+	char *r = realpath(path, NULL), *abs;
+	if (r) {
+		abs = xstrdup(r);
+		free(r);
+		return abs;
+	}
+	return fs_absolute(path);
+}
+
+char *fs_relative(const char *from_dir, const char *to)
+{
+	char *from = resolved(from_dir), *dest = resolved(to);
+	struct buf out = BUF_INIT;
+	size_t common = 0, i;
+	/* The longest shared prefix that ends at a component boundary. */
+	for (i = 0; from[i] && from[i] == dest[i]; i++)
+		if (from[i] == '/')
+			common = i + 1;
+	if (!from[i] && (dest[i] == '/' || !dest[i]))
+		common = i + (dest[i] == '/');
+	if (from[common])
+		for (const char *s = from + common; *s;) {
+			buf_adds(&out, "../");
+			s = strchr(s, '/');
+			if (!s)
+				break;
+			while (*s == '/')
+				s++;
+		}
+	buf_adds(&out, dest + common);
+	free(from);
+	free(dest);
+	return buf_detach(&out);
+}
+
 void fs_remove_stale_temps(const char *dir)
 {
 	DIR *d = opendir(dir);

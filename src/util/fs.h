@@ -31,5 +31,8 @@ void fs_remove_tree(const char *path);
 char *fs_exe_dir(void);
 /* Absolute form of `path` (need not exist); newly allocated. */
 char *fs_absolute(const char *path);
+/* The path of `to` relative to the folder `from_dir` ("../runs/x/final.py"),
+ * both resolved through symbolic links where they exist; malloc'd. */
+char *fs_relative(const char *from_dir, const char *to);
 
 #endif

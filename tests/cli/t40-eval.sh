@@ -29,12 +29,16 @@ check "the baseline was cached under the store" sh -c "ls '$EGG_STORE'/eval-cach
 
 run_egg eval --device cpu --json --iters 3 "$T/softmax.py" "$T/softmax_kernel.py"
 check "the second evaluation reuses the cached baseline" test "$(json_get "$OUT" 'j["baseline"]["cached"]')" = True
+run_egg eval --device cpu --iters 3 "$T/softmax.py" "$T/softmax_kernel.py"
+expect_out "^baselines: +from egg's evaluation cache" "the human summary says the baselines came from the cache"
 
 run_egg eval --device cpu --iters 3 --no-baseline "$T/bias_relu_scale.py" "$A/c01_library_fallback.py"
 expect_rc 1 "a library-fallback candidate is rejected"
 expect_err "^egg: rejected: '.*c01_library_fallback.py' failed at integrity: forward ran PyTorch compute" "the rejection names the stage and the reason"
 check "the rejection is one line on stderr besides progress" test "$(grep -c '^egg: rejected' "$ERR")" -eq 1
 expect_out "^verdict: +fail" "the human summary goes to stdout"
+expect_out "^trials: +not run \(it failed at the integrity stage, before any output was compared\)" \
+	"a candidate rejected before its first comparison says its trials did not run (not '0/5 correct')"
 
 run_egg eval --device cpu "$T/nope.py" "$T/softmax_kernel.py"
 expect_rc 2 "an unreadable task path"

@@ -64,6 +64,13 @@ expect_rc 2 "an unknown run is bad input"
 run_egg report "$RUN" --html "$TMP/report.html"
 expect_rc 0 "egg report --html writes a page"
 check "the page is self-contained (no network references)" sh -c "! grep -Eq 'https?://[^\"]*\\.(js|css)|<script src|<link ' '$TMP/report.html'"
+check "kernel links are relative to the page and lead to the kernels (a shared report works)" python3 - "$TMP/report.html" <<'PY'
+import os, re, sys
+page = sys.argv[1]
+links = re.findall(r'<a href="([^"]+)">final kernel</a>', open(page).read())
+assert links and all(not l.startswith(("/", "file:")) for l in links), links
+assert all(os.path.isfile(os.path.join(os.path.dirname(page), l)) for l in links), links
+PY
 if command -v chromium >/dev/null 2>&1; then
 	timeout 60 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1000 \
 		--screenshot="$TMP/report.png" "file://$TMP/report.html" >/dev/null 2>&1

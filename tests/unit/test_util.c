@@ -10,6 +10,7 @@
 #include "../../src/util/fs.h"
 #include "../../src/util/hash.h"
 #include "../../src/util/strvec.h"
+#include "../../src/util/suggest.h"
 #include "../../src/util/template.h"
 #include "unit.h"
 
@@ -157,8 +158,38 @@ static void test_stale_temps(void)
 	free(entry);
 }
 
+static void test_relative(void)
+{
+	static const char *cases[][3] = {
+		{ "/nowhere/a/b", "/nowhere/a/b/runs/x/final.py", "runs/x/final.py" },
+		{ "/nowhere/a/b", "/nowhere/a/c/final.py", "../c/final.py" },
+		{ "/nowhere/a/b", "/nowhere/other/f.py", "../../other/f.py" },
+		{ "/nowhere/ab", "/nowhere/abc/f.py", "../abc/f.py" },
+		{ "/", "/nowhere/f.py", "nowhere/f.py" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *r = fs_relative(cases[i][0], cases[i][1]);
+		CHECK_STR(r, cases[i][2], "fs_relative: a path relative to a folder");
+		free(r);
+	}
+}
+
+static void test_suggest(void)
+{
+	const char *cmds[] = { "optimize", "bench", "eval", "report", "runs", "split" };
+	CHECK_STR(suggest_closest("optimise", 8, cmds, 6) ?: "(none)", "optimize", "one substitution is a typo");
+	CHECK_STR(suggest_closest("evla", 4, cmds, 6) ?: "(none)", "eval", "a swap of neighbours is one edit");
+	CHECK(suggest_closest("frobnicate", 10, cmds, 6) == NULL, "a word near nothing gets no guess");
+	CHECK(suggest_closest("rurs", 4, cmds, 6) == NULL || !strcmp(suggest_closest("rurs", 4, cmds, 6), "runs"),
+	      "a short word gets at most one edit");
+	CHECK(suggest_closest("eval", 4, cmds, 6) == NULL, "an exact name is not a typo");
+	CHECK(suggest_distance("kitten", 6, "sitting", 7) == 3, "the edit distance of the textbook pair");
+}
+
 void suite_util(void)
 {
+	test_relative();
+	test_suggest();
 	test_stale_temps();
 	test_buf();
 	test_strvec();

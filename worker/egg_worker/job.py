@@ -292,7 +292,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     weight_seed = _seed()
     trial_seeds = [_seed() for _ in range(trials)]
     res = {"verdict": "fail", "stage": "load", "reason": None, "log": "", "trials": trials,
-           "correct_trials": 0, "max_abs_err": None, "max_rel_err": None, "kernel_ms": None,
+           "correct_trials": 0, "trials_run": 0, "max_abs_err": None, "max_rel_err": None, "kernel_ms": None,
            "triton_launches": None, "device": common["device"], "timing": None,
            "flags": [] if selfcheck else static_scan.scan(job["kernel_source"]),
            "compile_s": None, "sandbox": None, "phases_s": phases.seconds, "ran_alone": alone,
@@ -359,6 +359,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                 res["triton_launches"] = n if t == 1 else max(res["triton_launches"] or 0, n)
                 r.ch.send({"cmd": Cmd.COMPARE, "trial": t, "specs": specs})
                 cmp = _reference_msg(r, deadline)
+                res["trials_run"] = t + 1
                 if cmp.get("max_abs_err") is not None:
                     errs.append(cmp["max_abs_err"])
                     rels.append(cmp["max_rel_err"])

@@ -7,6 +7,7 @@ they cannot fit in memory."""
 from __future__ import annotations
 
 import os
+import time
 import subprocess
 import sys
 
@@ -138,6 +139,11 @@ def main() -> int:
                 "timing": False})
     tap.ok(not r.get("ok") and r.get("kind") == "infra" and "needs about" in r.get("error", "")
            and "GB" in r.get("error", ""), "a 400 GB task is refused up front, saying how much it needs", r)
+    t0 = time.monotonic()
+    r = w.call({"op": "baseline", "device": "cpu", "task_source": huge})
+    tap.ok(not r.get("ok") and r.get("kind") == "infra" and "to time its baselines" in r.get("error", "")
+           and "smaller sizes" in r.get("error", ""),
+           f"its baselines are refused up front too, saying what to do ({time.monotonic() - t0:.1f} s)", r)
     w.close()
 
     variant_peak(tap)

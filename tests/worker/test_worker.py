@@ -3,10 +3,13 @@ failure stages with their logs, crashes and deadlines, baselines."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wlib import TASKS, Tap, Worker  # noqa: E402
+from egg_worker import children  # noqa: E402  (wlib puts the worker on the path)
 
 TASK_NAMES = ("bias_relu_scale", "row_sum", "softmax", "linear_relu", "conv2d")
 
@@ -191,7 +194,33 @@ raise RuntimeError("env: " + repr(sorted(k for k in os.environ if "KEY" in k or 
     tap.ok(not r.get("ok") and r.get("kind") == "protocol" and "unknown field 'trails'" in r.get("error", ""),
            "a misspelt field is refused rather than ignored", r)
     w.close()
+    oom_words(tap)
     return tap.done()
+
+
+def oom_words(tap) -> None:
+    """A job's process SIGKILLed while the kernel's OOM-kill count rose is
+    described as killed by the OOM killer; without that rise, as a SIGKILL."""
+    class NoChannel:
+        def close(self):
+            pass
+
+    real = children.oom_kills
+    try:
+        for rose, want in ((True, "killed by the kernel's OOM killer"), (False, "killed by SIGKILL")):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            children.oom_kills = lambda: 7
+            c = children.Child(pid, NoChannel(), os.devnull, "reference")
+            os.kill(pid, signal.SIGKILL)
+            children.oom_kills = (lambda: 8) if rose else (lambda: 7)
+            said = c.killed_from_outside() or ""
+            tap.ok(said.startswith(want), f"a SIGKILL {'with' if rose else 'without'} an OOM kill counted by the "
+                   f"kernel reads '{want}'", said)
+    finally:
+        children.oom_kills = real
 
 
 if __name__ == "__main__":

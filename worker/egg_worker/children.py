@@ -15,6 +15,18 @@ LIVE: dict = {}  # pid -> Child, for kill_all()
 OUTSIDE_KILLS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
 
+def oom_kills() -> int | None:
+    """The kernel's count of OOM kills since boot (/proc/vmstat), or None."""
+    try:
+        with open("/proc/vmstat") as f:
+            for line in f:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 class Child:
     def __init__(self, pid: int, ch: Channel, log_path: str, role: str):
         self.pid = pid
@@ -23,6 +35,7 @@ class Child:
         self.role = role
         self.status: int | None = None
         self.killed_here = False  # this worker's own code killed it
+        self.oom_kills_at_start = oom_kills()
 
     def alive(self) -> bool:
         if self.status is not None:
@@ -65,6 +78,9 @@ class Child:
                 name = signal.Signals(sig).name
             except ValueError:
                 name = f"signal {sig}"
+            start, now = self.oom_kills_at_start, oom_kills()
+            if sig == signal.SIGKILL and start is not None and now is not None and now > start:
+                return "killed by the kernel's OOM killer (the machine ran out of memory while it ran)"
             return f"killed by {name}"
         return f"exited with status {os.WEXITSTATUS(self.status)}"
 

@@ -55,6 +55,9 @@ class JobLost(Exception):
 
 def _lost_if_killed(c: Child) -> None:
     why = c.killed_from_outside()
+    if why and "OOM killer" in why:
+        raise JobLost(f"the job's {c.role} process was {why}: evaluate it with smaller sizes, on a device with "
+                      "more memory, or with fewer jobs at once")
     if why:
         raise JobLost(f"the job's {c.role} process was {why} from outside the worker (a cancelled Slurm step, "
                       "the OOM killer or an operator)")
@@ -251,18 +254,21 @@ def run_split(ctx: dict, job: dict) -> dict:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _refuse_if_too_big(ctx: dict, job: dict) -> None:
-    """An evaluation that cannot fit in memory is refused before it starts."""
+def _refuse_if_too_big(ctx: dict, job: dict, processes: int = 2) -> None:
+    """An evaluation (processes=2) or a baseline (1) that cannot fit in
+    memory is refused before anything of it is allocated."""
     size = run_size(ctx, job)
-    need = size.get("need_bytes")
+    need = sizes.need_bytes(size, processes) if size.get("input_bytes") is not None else None
     device = job["device"]
     have = sizes.available_host_bytes() if device == "cpu" else ctx.get("memory_bytes", {}).get(device)
     if need and have and need > have:
         where = "memory on this machine" if device == "cpu" else f"memory on {device}"
-        raise InfraError(f"the task needs about {sizes.gb(need)} to evaluate ({sizes.gb(size['input_bytes'])} of "
+        what = "to evaluate" if processes == 2 else "to time its baselines"
+        raise InfraError(f"the task needs about {sizes.gb(need)} {what} ({sizes.gb(size['input_bytes'])} of "
                          f"inputs, {sizes.gb(size.get('output_bytes'))} of outputs, "
                          f"{sizes.gb(size.get('param_bytes'))} of parameters); {sizes.gb(have)} of {where} "
-                         "is available")
+                         "is available: use smaller sizes in get_inputs, a device with more memory, or fewer "
+                         "jobs at once")
 
 
 def run_eval(ctx: dict, job: dict) -> dict:
@@ -566,6 +572,7 @@ def timing_rules(st: dict, hst: dict, per_call: float, slack: float, device: str
 def run_baseline(ctx: dict, job: dict) -> dict:
     """Eager and torch.compile timings; run again alone on the device when
     the baseline process ran out of memory beside other jobs."""
+    _refuse_if_too_big(ctx, job, processes=1)
     try:
         with occupancy(job, alone=False):
             return _baseline_once(ctx, job)

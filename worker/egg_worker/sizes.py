@@ -50,12 +50,15 @@ def measure(task_path: str) -> dict:
     return out
 
 
-def need_bytes(sizes: dict) -> int | None:
-    """Expected peak memory of one evaluation (both processes), or None."""
+def need_bytes(sizes: dict, processes: int = 2) -> int | None:
+    """Expected peak memory of one evaluation (its reference and candidate
+    processes), or of a baseline (processes=1: eager and torch.compile in
+    one process), or None."""
     if sizes.get("input_bytes") is None:
         return None
-    return (NEED_INPUTS * sizes["input_bytes"] + NEED_OUTPUTS * (sizes.get("output_bytes") or sizes["input_bytes"])
+    both = (NEED_INPUTS * sizes["input_bytes"] + NEED_OUTPUTS * (sizes.get("output_bytes") or sizes["input_bytes"])
             + NEED_PARAMS * (sizes.get("param_bytes") or 0))
+    return both * processes // 2
 
 
 def available_host_bytes() -> int | None:

@@ -8,6 +8,8 @@
 #include "../report/report.h"
 #include "../run/run.h"
 #include "../run/whole.h"
+#include "../store/store.h"
+#include "../util/hash.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -15,6 +17,41 @@
 #include "flags.h"
 
 /* egg optimize TASK.py --split: the whole program (run/whole.h). */
+/*
+ * The run of this very command (same task text, device, model, spool and
+ * options) that has not finished: it waits for spool replies or an
+ * infrastructure failure stopped it. Running the same command again goes on
+ * with it rather than starting a run beside it. NULL when there is none.
+ */
+static char *unfinished_run_of(const struct config *cfg, const json_t *config)
+{
+	struct store *s = store_open(cfg->store);
+	json_t *runs, *r;
+	size_t i;
+	char *id = NULL;
+	if (!s) {
+		err_clear();
+		return NULL;
+	}
+	runs = store_runs(s);
+	json_array_foreach(runs, i, r) {
+		const char *status = json_string_value(json_object_get(r, "status")) ?: "";
+		json_t *full;
+		if (strcmp(json_string_value(json_object_get(r, "command")) ?: "", "optimize") ||
+		    (strcmp(status, "waiting") && strcmp(status, "stopped")))
+			continue;
+		full = store_run_get(s, json_string_value(json_object_get(r, "id")));
+		if (full && json_equal(json_object_get(full, "config"), (json_t *)config))
+			id = xstrdup(json_string_value(json_object_get(r, "id")));
+		json_decref(full);
+		if (id)
+			break;
+	}
+	json_decref(runs);
+	store_close(s);
+	return id;
+}
+
 static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *output, double min_share,
 			  const char *resume, int quiet)
 {
@@ -139,8 +176,17 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	strvec_push(&devices, ctx.device);
 	strvec_push(&paths, ctx.args.v[0]);
 	hint = task_id_of(ctx.args.v[0], &group);
-	config = json_pack("{s:s, s:s, s:s?, s:o}", "device", ctx.device, "task", ctx.args.v[0], "model", ctx.cfg.model,
-			   "options", pipeline_flags_json(&pf, &ro.po, &ro.eo));
+	config = json_pack("{s:s, s:s, s:s?, s:s?, s:o}", "device", ctx.device, "task", ctx.args.v[0], "model",
+			   ctx.cfg.model, "llm_spool", ctx.cfg.llm_spool, "options", pipeline_flags_json(&pf, &ro.po, &ro.eo));
+	{
+		struct buf src = BUF_INIT;
+		char hex[65];
+		if (fs_read(ctx.args.v[0], &src) == 0) {
+			hash_hex(src.data ? src.data : "", src.len, hex);
+			json_object_set_new(config, "task_sha256", json_string(hex));
+		}
+		buf_release(&src);
+	}
 	ro.command = "optimize";
 	ro.id_hint = strstr(hint, "__") ? strstr(hint, "__") + 2 : hint;
 	ro.devices = &devices;
@@ -161,7 +207,14 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		code = err_usage("no existing kernel '%s'", existing);
 		goto out;
 	}
-	if (!(run = run_open(&ctx.cfg, &ro)) || run_add_tasks(run, &paths, run_dir) < 0) {
+	{
+		char *again = unfinished_run_of(&ctx.cfg, config);
+		run = again ? run_resume(&ctx.cfg, &ro, again) : run_open(&ctx.cfg, &ro);
+		if (run && again && !ctx.json)
+			fprintf(stderr, "egg: going on with run %s, which this same command left unfinished\n", again);
+		free(again);
+	}
+	if (!run || run_add_tasks(run, &paths, run_dir) < 0) {
 		code = err_report();
 		goto out;
 	}

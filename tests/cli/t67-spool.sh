@@ -98,4 +98,30 @@ calls_on_disk=$(ls "$d/calls" | grep -c '\.json$')
 calls_in_store=$(sqlite3 "$EGG_STORE/egg.db" "SELECT COUNT(*) FROM llm_calls WHERE run_id = '$RUN' AND task_id = 'small__row_sum'")
 check "its calls folder matches the store ($calls_on_disk files, $calls_in_store rows)" \
 	test "$calls_on_disk" -eq "$calls_in_store"
+
+# --- egg optimize with a spool: the same command again goes on with its own
+# run (one run in `egg runs`, not one per try), and -o is written only once
+# the task has finished.
+export EGG_LLM_SPOOL=$TMP/spool-opt EGG_STORE=$TMP/store-opt
+run_egg optimize $FLAGS -o "$TMP/opt.py" "$T/small/row_sum.py"
+expect_rc 4 "a spooled optimize waits for its first reply"
+run_egg optimize $FLAGS -o "$TMP/opt.py" "$T/small/row_sum.py"
+expect_rc 4 "run again with nothing answered, it still waits"
+expect_err "going on with run [^ ]+, which this same command left unfinished" "and says it goes on with its own run"
+check "-o is not written while the task waits" test ! -e "$TMP/opt.py"
+rounds=0
+while [ "$RC" -eq 4 ] && [ "$rounds" -lt 12 ]; do
+	answer
+	run_egg optimize $FLAGS -o "$TMP/opt.py" "$T/small/row_sum.py"
+	rounds=$((rounds + 1))
+done
+expect_rc 0 "answered round after round, the same command finishes"
+check "-o holds the kernel once the task has finished" grep -q "triton" "$TMP/opt.py"
+run_egg runs --json
+check "egg runs holds one optimize run for all those tries, done" \
+	test "$(json_get "$OUT" '[(r["command"], r["status"]) for r in j["runs"]]')" = "[('optimize', 'done')]"
+run_egg optimize $FLAGS -o "$TMP/opt.py" "$T/small/row_sum.py"
+run_egg runs --json
+check "a finished run is not resumed: the same command after it is a new run" \
+	test "$(json_get "$OUT" 'len(j["runs"])')" = 2
 finish

@@ -836,7 +836,9 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 				valid[nvalid++] = lines[i].refined;
 		}
 		set_pool(p, valid, nvalid);
-		if (p->npool)
+		/* A refinement that waits for a reply (or stopped) has not been
+		 * decided: the selection is written once, when the stage has run. */
+		if (p->npool && !p->stop)
 			decide(p, rs->name, "selected %s at %.4f ms", p->pool[0]->id, p->pool[0]->ms);
 		stage_row(p, rs);
 	}

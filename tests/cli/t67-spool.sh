@@ -110,11 +110,20 @@ expect_rc 4 "run again with nothing answered, it still waits"
 expect_err "going on with run [^ ]+, which this same command left unfinished" "and says it goes on with its own run"
 check "-o is not written while the task waits" test ! -e "$TMP/opt.py"
 rounds=0
+early=""
 while [ "$RC" -eq 4 ] && [ "$rounds" -lt 12 ]; do
 	answer
 	run_egg optimize $FLAGS -o "$TMP/opt.py" "$T/small/row_sum.py"
 	rounds=$((rounds + 1))
+	# A round that parks the refinement must not have decided its selection.
+	dec=$(ls -d "$EGG_STORE"/runs/*/small__row_sum | head -1)/decisions.jsonl
+	if [ "$RC" -eq 4 ] && grep -q '"stage":"refine","event":"decision","text":"selected' "$dec" &&
+		grep -q '"stage":"refine".*waiting' "$dec"; then
+		early="$early $rounds"
+	fi
 done
+check "no round wrote the refinement's selection while the refinement waited (rounds:${early:- none})" \
+	test -z "$early"
 expect_rc 0 "answered round after round, the same command finishes"
 check "-o holds the kernel once the task has finished" grep -q "triton" "$TMP/opt.py"
 run_egg runs --json

@@ -1,41 +1,94 @@
 #!/usr/bin/env bash
-# setup.sh: install everything egg's build and test suite need on Debian 12.
+# setup.sh [--tests]: install what egg needs on Debian 12: the build's
+# libraries (apt-get) and the worker's Python stack (pip). With --tests, also
+# what only the test suite needs: Chromium (the HTML report's rendering test)
+# and a single-host Slurm cluster's daemons (tests/cli/t70-slurm.sh).
 # Idempotent: safe to run again; it only installs what is missing.
+#
+# A python3 that already has a CUDA build of torch and a Triton egg supports
+# (a GPU machine's own stack) is kept as it is, and said so; otherwise the
+# CPU stack the suite is tested with is pinned. EGG_PYTHON picks the Python;
+# EGG_SETUP_APT=0 skips apt-get (a machine whose packages are managed
+# elsewhere).
 set -euo pipefail
 
+tests=0
+for a in "$@"; do
+	case "$a" in
+	--tests) tests=1 ;;
+	-h | --help)
+		sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "setup: unknown option '$a' (use --tests)" >&2
+		exit 2
+		;;
+	esac
+done
+
 APT_PACKAGES=(build-essential pkg-config libcurl4-openssl-dev libjansson-dev libssl-dev
-              libsqlite3-dev sqlite3 python3 python3-pip chromium
-              slurmctld slurmd slurm-client munge)
-# slurmctld, slurmd, slurm-client and munge: tests/cli/t70-slurm.sh starts a
-# single-host Slurm cluster of its own (egg bench --slurm).
+              libsqlite3-dev sqlite3 python3 python3-pip)
+TEST_APT_PACKAGES=(chromium slurmctld slurmd slurm-client munge)
 # numpy stays below 2.4: Triton 3.6's interpreter converts 1-element arrays to
 # Python ints, which numpy 2.4 turned from a deprecation into an error.
 PIP_PACKAGES=(torch==2.13.0 triton==3.6.0 numpy==2.3.5)
+# Triton releases egg is tested with on a GPU (with the torch that pins them).
+SUPPORTED_TRITON='^3\.6\.'
 
 sudo_if_needed() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "setup: apt-get install ${missing[*]}"
-	sudo_if_needed apt-get update -qq
-	sudo_if_needed env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ "${EGG_SETUP_APT:-1}" != 0 ]; then
+	wanted=("${APT_PACKAGES[@]}")
+	[ "$tests" -eq 1 ] && wanted+=("${TEST_APT_PACKAGES[@]}")
+	missing=()
+	for p in "${wanted[@]}"; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "setup: apt-get install ${missing[*]}"
+		sudo_if_needed apt-get update -qq
+		sudo_if_needed env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	fi
 fi
 
 PY=${EGG_PYTHON:-python3}
-if ! "$PY" - <<'PY' >/dev/null 2>&1
-import numpy, torch, triton
-assert torch.__version__.split("+")[0] == "2.13.0"
-assert triton.__version__ == "3.6.0"
-assert numpy.__version__ == "2.3.5"
-PY
-then
+# What the Python has now: "torch TRITON NUMPY CUDA" ("-" for what is missing).
+facts() {
+	"$PY" -c '
+try:
+    import torch
+    t, cuda = torch.__version__, (torch.version.cuda or "-")
+except Exception:
+    t, cuda = "-", "-"
+try:
+    import triton
+    tr = triton.__version__
+except Exception:
+    tr = "-"
+try:
+    import numpy
+    n = numpy.__version__
+except Exception:
+    n = "-"
+print(t, tr, n, cuda)' 2>/dev/null || echo "- - - -"
+}
+read -r torch_v triton_v numpy_v cuda_v <<<"$(facts)"
+if [ "$cuda_v" != "-" ] && [[ "$triton_v" =~ $SUPPORTED_TRITON ]]; then
+	echo "setup: keeping $PY's GPU stack: torch $torch_v (CUDA $cuda_v), triton $triton_v, numpy $numpy_v"
+	if [ "$numpy_v" = "-" ]; then
+		echo "setup: $PY -m pip install numpy (torch's own numpy is missing)"
+		"$PY" -m pip install -q "numpy<2.4"
+	fi
+	exit 0
+fi
+if [ "${torch_v%%+*}" != "2.13.0" ] || [ "$triton_v" != "3.6.0" ] || [ "$numpy_v" != "2.3.5" ]; then
+	[ "$cuda_v" != "-" ] && echo "setup: $PY has torch $torch_v (CUDA $cuda_v) with triton $triton_v, which egg does not support; installing the tested stack"
 	echo "setup: $PY -m pip install ${PIP_PACKAGES[*]}"
 	"$PY" -m pip install -q "${PIP_PACKAGES[@]}"
+	read -r torch_v triton_v numpy_v cuda_v <<<"$(facts)"
 fi
-"$PY" -c 'import torch, triton, numpy; print("setup: torch", torch.__version__, "triton", triton.__version__, "numpy", numpy.__version__)'
+echo "setup: $PY has torch $torch_v, triton $triton_v, numpy $numpy_v"

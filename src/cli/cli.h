@@ -51,12 +51,19 @@ struct cmd_ctx {
 int cmd_parse(const struct command *self, const struct opt *const *tables, int argc, char **argv,
 	      struct cmd_ctx *ctx);
 void cmd_ctx_clear(struct cmd_ctx *ctx);
+/* A resumed run (--resume RUN in argv) takes the arguments it was started
+ * with first (its stored "argv"), then the new ones: `all` gets them.
+ * Returns 0, or the usage error's exit code (no such run). */
+int cmd_resumed_args(int argc, char **argv, struct strvec *all);
 /* Prints `obj` as one line of JSON on stdout and releases it. */
 void cmd_print_json(json_t *obj);
 
 int cmd_chat(const struct command *self, int argc, char **argv);
 int cmd_doctor(const struct command *self, int argc, char **argv);
 int cmd_eval(const struct command *self, int argc, char **argv);
+/* egg eval's batch forms (cmd_eval_batch.c): whether argv asks for one, and the command. */
+int cmd_eval_is_batch(int argc, char **argv);
+int cmd_eval_batch(int argc, char **argv);
 int cmd_profile(const struct command *self, int argc, char **argv);
 int cmd_optimize(const struct command *self, int argc, char **argv);
 int cmd_bench(const struct command *self, int argc, char **argv);

@@ -13,38 +13,6 @@
 #include "cli.h"
 #include "flags.h"
 
-/* A resumed run takes its original arguments first, then the new ones:
- * `all` gets them. 0, or the usage error's exit code. */
-static int resumed_args(int argc, char **argv, struct strvec *all)
-{
-	for (int i = 0; i < argc; i++)
-		if (!strcmp(argv[i], "--resume") && i + 1 < argc) {
-			struct config tmp;
-			struct store *store;
-			json_t *stored = NULL, *a;
-			size_t k;
-			config_init(&tmp);
-			for (int j = 0; j < argc; j++)
-				if (!strcmp(argv[j], "--store") && j + 1 < argc)
-					config_set_flag(&tmp, "store", argv[j + 1]);
-			if (config_resolve(&tmp) == 0 && (store = store_open(tmp.store))) {
-				stored = store_run_get(store, argv[i + 1]);
-				store_close(store);
-			}
-			config_free(&tmp);
-			if (!stored) {
-				err_clear();
-				return err_usage("no run '%s' to resume in the store", argv[i + 1]);
-			}
-			json_array_foreach(json_object_get(json_object_get(stored, "config"), "argv"), k, a)
-				strvec_push(all, json_string_value(a));
-			json_decref(stored);
-		}
-	for (int i = 0; i < argc; i++)
-		strvec_push(all, argv[i]);
-	return 0;
-}
-
 int cmd_bench(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
@@ -54,27 +22,24 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	struct strvec paths = STRVEC_INIT, devices = STRVEC_INIT, all_args = STRVEC_INIT;
 	struct run *run = NULL;
 	json_t *config = NULL, *report = NULL;
-	const char *dir = NULL, *resume = NULL, *device_list = NULL;
-	int jobs = 0, per_device = 0, cpu_workers = 0, run_max_tokens = 0, slurm = 0, slurm_workers = 0, code;
+	const char *dir = NULL, *resume = NULL;
+	int run_max_tokens = 0, code;
 	double run_max_cost = 0;
+	struct device_flags df;
 	const struct opt own[] = {
 		{ "dir", 0, OPT_STRING, &dir, "DIR", "run every *.py task under DIR (recursively)" },
 		{ "resume", 0, OPT_STRING, &resume, "RUN", "finish an interrupted run" },
-		{ "jobs", 'j', OPT_INT, &jobs, "N", "tasks in flight at once (default 2 per device)" },
-		{ "devices", 0, OPT_STRING, &device_list, "LIST", "devices to use, e.g. cuda:0,cuda:1 (default: all GPUs, else cpu)" },
-		{ "cpu-workers", 0, OPT_INT, &cpu_workers, "N", "without GPUs: N CPU devices (default 1)" },
-		{ "workers-per-device", 0, OPT_INT, &per_device, "N", "eval workers per device, compiling in parallel (default 2)" },
-		{ "slurm", 0, OPT_FLAG, &slurm, NULL, "start each device's worker as a Slurm step (srun), for the whole run" },
-		{ "slurm-workers", 0, OPT_INT, &slurm_workers, "N", "with --slurm: N devices, one Slurm step each (default 1)" },
 		{ "run-max-tokens", 0, OPT_INT, &run_max_tokens, "N", "token budget for the whole run" },
 		{ "run-max-cost", 0, OPT_DOUBLE, &run_max_cost, "USD", "cost budget for the whole run" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, 1), NULL };
+	const struct opt *tables[] = { own, device_flag_options(&df), pipeline_flag_options(&pf),
+				       eval_flag_options(&ef, 1), NULL };
 
 	eval_flags_init(&ef);
 	pipeline_flags_init(&pf);
-	if ((code = resumed_args(argc, argv, &all_args)))
+	device_flags_init(&df);
+	if ((code = cmd_resumed_args(argc, argv, &all_args)))
 		goto out;
 	if ((code = cmd_parse(self, tables, (int)all_args.n, all_args.v, &ctx)) >= 0)
 		goto out;
@@ -91,32 +56,14 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 		code = err_usage("bench needs TASK.py files or --dir DIR");
 		goto out;
 	}
-	if (slurm)
-		ctx.cfg.slurm = 1;
-	if (ctx.cfg.slurm) {
-		/* Each device is one Slurm step: its own allocation (one GPU, or
-		 * CPUs), so one worker per device, and a GPU step's GPU is its
-		 * cuda:0. */
-		const char *kind = worker_device_kind(worker_default_device(&ctx.cfg));
-		if (device_list || cpu_workers) {
-			code = err_usage("with --slurm, say how many devices with --slurm-workers N (and --device cpu|cuda)");
-			goto out;
-		}
-		for (int i = 0; i < (slurm_workers > 0 ? slurm_workers : 1); i++)
-			strvec_push(&devices, kind && !strcmp(kind, "cpu") ? "cpu" : "cuda:0");
-		per_device = 1;
-	} else if (slurm_workers) {
-		code = err_usage("--slurm-workers needs --slurm");
-		goto out;
-	}
-	if ((!devices.n && discover_devices(&ctx.cfg, device_list, cpu_workers, &devices) < 0) ||
-	    pipeline_flags_apply(&pf, &ro.po) < 0 || eval_flags_apply(&ef, devices.v[0], &ro.eo) < 0) {
+	if (device_flags_apply(&df, &ctx.cfg, &devices) < 0 || pipeline_flags_apply(&pf, &ro.po) < 0 ||
+	    eval_flags_apply(&ef, devices.v[0], &ro.eo) < 0) {
 		code = err_report();
 		goto out;
 	}
 	ro.command = "bench";
 	ro.devices = &devices;
-	ro.workers_per_device = per_device;
+	ro.workers_per_device = df.per_device;
 	ro.task_max_tokens = pf.max_tokens;
 	ro.task_max_cost = pf.max_cost;
 	ro.run_max_tokens = run_max_tokens;
@@ -139,8 +86,8 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	if (!pf.quiet)
 		fprintf(stderr, "egg: bench run %s: %d task(s) on %zu device(s) (%s%s), %d job(s)\n", run_id(run),
 			run_task_count(run), devices.n, devices.v[0], devices.n > 1 ? ", ..." : "",
-			jobs > 0 ? jobs : 2 * (int)devices.n);
-	run_execute(run, jobs, pf.quiet ? RUN_QUIET : RUN_BOARD);
+			df.jobs > 0 ? df.jobs : 2 * (int)devices.n);
+	run_execute(run, df.jobs, pf.quiet ? RUN_QUIET : RUN_BOARD);
 	report = run_report(run);
 	if (report && !pf.quiet && !ctx.json)
 		report_print_text(stderr, report);

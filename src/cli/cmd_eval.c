@@ -163,6 +163,8 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	char *log_dir = NULL, *log_path = NULL, *cache_dir = NULL;
 	int code;
 
+	if (cmd_eval_is_batch(argc, argv))
+		return cmd_eval_batch(argc, argv);
 	eval_flags_init(&ef);
 	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;

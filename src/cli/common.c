@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../eval/worker.h"
+#include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 
@@ -82,4 +83,34 @@ void cmd_print_json(json_t *obj)
 	free(clean);
 	free(text);
 	json_decref(obj);
+}
+
+int cmd_resumed_args(int argc, char **argv, struct strvec *all)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--resume") && i + 1 < argc) {
+			struct config tmp;
+			struct store *store;
+			json_t *stored = NULL, *a;
+			size_t k;
+			config_init(&tmp);
+			for (int j = 0; j < argc; j++)
+				if (!strcmp(argv[j], "--store") && j + 1 < argc)
+					config_set_flag(&tmp, "store", argv[j + 1]);
+			if (config_resolve(&tmp) == 0 && (store = store_open(tmp.store))) {
+				stored = store_run_get(store, argv[i + 1]);
+				store_close(store);
+			}
+			config_free(&tmp);
+			if (!stored) {
+				err_clear();
+				return err_usage("no run '%s' to resume in the store", argv[i + 1]);
+			}
+			json_array_foreach(json_object_get(json_object_get(stored, "config"), "argv"), k, a)
+				strvec_push(all, json_string_value(a));
+			json_decref(stored);
+		}
+	for (int i = 0; i < argc; i++)
+		strvec_push(all, argv[i]);
+	return 0;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../eval/worker.h"
+#include "../run/discover.h"
 #include "../util/err.h"
 
 void eval_flags_init(struct eval_flags *f)
@@ -172,3 +174,49 @@ json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipelin
 			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth, "stop_at_sol", po->stop_at_sol);
 }
 
+
+void device_flags_init(struct device_flags *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+const struct opt *device_flag_options(struct device_flags *f)
+{
+	static struct opt table[8];
+	const struct opt t[] = {
+		{ "jobs", 'j', OPT_INT, &f->jobs, "N", "tasks in flight at once (default 2 per device)" },
+		{ "devices", 0, OPT_STRING, &f->list, "LIST", "devices to use, e.g. cuda:0,cuda:1 (default: all GPUs, else cpu)" },
+		{ "cpu-workers", 0, OPT_INT, &f->cpu_workers, "N", "without GPUs: N CPU devices (default 1)" },
+		{ "workers-per-device", 0, OPT_INT, &f->per_device, "N", "eval workers per device, compiling in parallel (default 2)" },
+		{ "slurm", 0, OPT_FLAG, &f->slurm, NULL, "start each device's worker as a Slurm step (srun), for the whole run" },
+		{ "slurm-workers", 0, OPT_INT, &f->slurm_workers, "N", "with --slurm: N devices, one Slurm step each (default 1)" },
+		OPT_TABLE_END,
+	};
+	memcpy(table, t, sizeof(t));
+	return table;
+}
+
+int device_flags_apply(struct device_flags *f, struct config *cfg, struct strvec *devices)
+{
+	if (f->slurm)
+		cfg->slurm = 1;
+	if (cfg->slurm) {
+		/* Each device is one Slurm step: its own allocation (one GPU, or
+		 * CPUs), so one worker per device, and a GPU step's GPU is its
+		 * cuda:0. */
+		const char *kind = worker_device_kind(worker_default_device(cfg));
+		if (f->list || f->cpu_workers) {
+			err_set(ERR_INPUT, "with --slurm, say how many devices with --slurm-workers N (and --device cpu|cuda)");
+			return -1;
+		}
+		for (int i = 0; i < (f->slurm_workers > 0 ? f->slurm_workers : 1); i++)
+			strvec_push(devices, kind && !strcmp(kind, "cpu") ? "cpu" : "cuda:0");
+		f->per_device = 1;
+		return 0;
+	}
+	if (f->slurm_workers) {
+		err_set(ERR_INPUT, "--slurm-workers needs --slurm");
+		return -1;
+	}
+	return discover_devices(cfg, f->list, f->cpu_workers, devices);
+}

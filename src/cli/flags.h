@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "../config/config.h"
 #include "../eval/eval.h"
 #include "../pipeline/pipeline.h"
 #include "../util/opt.h"
@@ -41,5 +42,18 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 /* What a run records of its options. */
 json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipeline_opts *po,
 			    const struct eval_opts *eo);
+
+/* Where a run of many tasks evaluates: egg bench and egg eval --batch. */
+struct device_flags {
+	const char *list;	/* --devices */
+	int jobs, cpu_workers, per_device, slurm, slurm_workers;
+};
+
+void device_flags_init(struct device_flags *f);
+const struct opt *device_flag_options(struct device_flags *f);
+/* The run's devices and workers per device from the flags (all GPUs, else
+ * cpu; with --slurm one Slurm step per device); sets cfg->slurm. -1 with
+ * ERR_INPUT for flags that do not go together. */
+int device_flags_apply(struct device_flags *f, struct config *cfg, struct strvec *devices);
 
 #endif

@@ -34,7 +34,8 @@ static const struct command commands[] = {
 	  "Metrics of a run: success, fast_p, speedups vs eager and torch.compile, tokens, cost, stage gains.",
 	  STORE | JSON, 1, 1 },
 	{ "runs", cmd_runs, "[--json]", "List the runs in the store.", STORE | JSON, 0, 0 },
-	{ "eval", cmd_eval, "TASK.py [KERNEL.py] [--device cpu|cuda[:N]] [--trials N] [--json]",
+	{ "eval", cmd_eval, "TASK.py [KERNEL.py] [--device cpu|cuda[:N]] [--trials N] [--json] | --batch LIST | "
+	  "--kernelbench KB_DIR --generations GEN_DIR",
 	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager, torch.compile "
 	  "and the roofline bound; without a kernel, measure those three for the task.",
 	  WORKER | STORE | JSON | DEVICE, 1, 2 },

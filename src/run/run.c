@@ -75,12 +75,14 @@ static struct run *open_common(const struct config *cfg, const struct run_opts *
 	r->shared.budget = &r->budget;
 	r->shared.po = o->po;
 	r->shared.existing = o->existing;
+	r->shared.judge_only = o->judge_only;
 	r->shared.eo = o->eo;
 	r->shared.task_max_tokens = o->task_max_tokens;
 	r->shared.task_max_cost = o->task_max_cost;
 	r->runs_dir = xasprintf("%s/runs/%s", cfg->store, r->id);
 	r->shared.runs_dir = r->runs_dir;
-	if (!(r->shared.llm = llm_new(cfg, cfg->cache)) || !(r->shared.store = store_open(cfg->store)))
+	/* A judge-only run asks no model anything. */
+	if ((!o->judge_only && !(r->shared.llm = llm_new(cfg, cfg->cache))) || !(r->shared.store = store_open(cfg->store)))
 		goto fail;
 	if (cfg->cache) {
 		dir = fs_join(cfg->store, "eval-cache");
@@ -122,51 +124,79 @@ struct run *run_resume(const struct config *cfg, const struct run_opts *o, const
 	return r;
 }
 
-int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir)
+/* Registers one task (id: its own, or the task's GROUP__STEM made unique);
+ * a resumed run's finished task stays finished. 0, or -1 (the store). */
+static int add_task(struct run *r, const char *path, const char *kernel, char *id, char *group, const char *run_dir)
 {
+	struct task_state *ts;
+	char hex[65] = "";
+	struct buf src = BUF_INIT;
 	size_t k;
 	json_t *t;
-	r->tasks = xrealloc(r->tasks, (size_t)(r->ntasks + (int)paths->n) * sizeof(*r->tasks));
-	memset(r->tasks + r->ntasks, 0, paths->n * sizeof(*r->tasks));
+	r->tasks = xrealloc(r->tasks, (size_t)(r->ntasks + 1) * sizeof(*r->tasks));
+	ts = &r->tasks[r->ntasks];
+	memset(ts, 0, sizeof(*ts));
+	ts->task_id = id;
+	ts->group = group;
+	for (int j = 0; j < r->ntasks; j++)
+		if (!strcmp(r->tasks[j].task_id, ts->task_id)) {
+			char *dup = ts->task_id;
+			ts->task_id = xasprintf("%s_%d", dup, r->ntasks);
+			free(dup);
+			break;
+		}
+	ts->path = xstrdup(path);
+	ts->kernel = kernel ? xstrdup(kernel) : NULL;
+	ts->run_dir = run_dir ? xstrdup(run_dir) : NULL;
+	if (fs_read(path, &src) == 0)
+		hash_hex(src.data ? src.data : "", src.len, hex);
+	err_clear();
+	buf_release(&src);
+	if (store_task_add(r->shared.store, r->id, ts->task_id, ts->path, ts->group, hex) < 0) {
+		free(ts->task_id);
+		free(ts->group);
+		free(ts->path);
+		free(ts->kernel);
+		free(ts->run_dir);
+		memset(ts, 0, sizeof(*ts));
+		return -1;
+	}
+	r->ntasks++;
+	/* Finished tasks of a resumed run stay finished; tasks that were
+	 * stopped (infrastructure), waiting or interrupted run again. */
+	json_array_foreach(r->known, k, t) {
+		enum task_status st = task_status_of(json_string_value(json_object_get(t, "status")));
+		if (strcmp(ts->task_id, json_string_value(json_object_get(t, "task_id")) ?: ""))
+			continue;
+		if (task_status_judged(st)) {
+			ts->finished = 1;
+			ts->status = st;
+			ts->result = json_incref(json_object_get(t, "result"));
+		}
+	}
+	return 0;
+}
+
+int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir)
+{
 	for (size_t i = 0; i < paths->n; i++) {
-		struct task_state *ts = &r->tasks[r->ntasks];
-		char hex[65] = "";
-		struct buf src = BUF_INIT;
-		ts->task_id = task_id_of(paths->v[i], &ts->group);
-		for (int j = 0; j < r->ntasks; j++)
-			if (!strcmp(r->tasks[j].task_id, ts->task_id)) {
-				char *dup = ts->task_id;
-				ts->task_id = xasprintf("%s_%zu", dup, i);
-				free(dup);
-				break;
-			}
-		ts->path = xstrdup(paths->v[i]);
-		ts->run_dir = run_dir ? xstrdup(run_dir) : NULL;
-		if (fs_read(paths->v[i], &src) == 0)
-			hash_hex(src.data ? src.data : "", src.len, hex);
-		err_clear();
-		buf_release(&src);
-		if (store_task_add(r->shared.store, r->id, ts->task_id, ts->path, ts->group, hex) < 0) {
-			free(ts->task_id);
-			free(ts->group);
-			free(ts->path);
-			free(ts->run_dir);
-			memset(ts, 0, sizeof(*ts));
+		char *group, *id = task_id_of(paths->v[i], &group);
+		if (add_task(r, paths->v[i], NULL, id, group, run_dir) < 0)
 			return -1;
-		}
-		r->ntasks++;
-		/* Finished tasks of a resumed run stay finished; tasks that were
-		 * stopped (infrastructure), waiting or interrupted run again. */
-		json_array_foreach(r->known, k, t) {
-			enum task_status st = task_status_of(json_string_value(json_object_get(t, "status")));
-			if (strcmp(ts->task_id, json_string_value(json_object_get(t, "task_id")) ?: ""))
-				continue;
-			if (task_status_judged(st)) {
-				ts->finished = 1;
-				ts->status = st;
-				ts->result = json_incref(json_object_get(t, "result"));
-			}
-		}
+	}
+	return 0;
+}
+
+int run_add_pairs(struct run *r, const struct strvec *tasks, const struct strvec *kernels)
+{
+	for (size_t i = 0; i < tasks->n && i < kernels->n; i++) {
+		char *group, *task_id = task_id_of(tasks->v[i], &group), *kid = task_id_of(kernels->v[i], NULL);
+		const char *stem = strstr(kid, "__") ? strstr(kid, "__") + 2 : kid;
+		char *id = xasprintf("%s__%s", task_id, stem);
+		free(task_id);
+		free(kid);
+		if (add_task(r, tasks->v[i], kernels->v[i], id, group, NULL) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -298,7 +328,8 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 		jobs = 2 * (int)r->devices.n;
 	r->shared.print_progress = progress == RUN_EVENTS;
 	r->quiet = progress != RUN_BOARD;
-	llm_set_quiet(r->shared.llm, progress == RUN_QUIET);
+	if (r->shared.llm)
+		llm_set_quiet(r->shared.llm, progress == RUN_QUIET);
 	r->t0 = time_mono_ms();
 	r->done_flag = 0;
 	if (progress == RUN_BOARD)
@@ -383,6 +414,7 @@ void run_close(struct run *r)
 		free(r->tasks[i].group);
 		free(r->tasks[i].path);
 		free(r->tasks[i].run_dir);
+		free(r->tasks[i].kernel);
 		json_decref(r->tasks[i].result);
 	}
 	free(r->tasks);

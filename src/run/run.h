@@ -32,6 +32,8 @@ struct run_opts {
 	const json_t *config;		/* recorded with a new run */
 	const char *existing;		/* an existing Triton kernel for the (one) task, or NULL:
 					 * else TASK.existing.py beside each task, when present */
+	int judge_only;			/* each task is a (task, kernel) pair to judge (egg eval
+					 * --batch): no LLM, no pipeline */
 };
 
 /* How a run reports while it executes. */
@@ -53,6 +55,9 @@ struct run *run_resume(const struct config *cfg, const struct run_opts *o, const
  * with ERR_INFRA when the store refuses.
  */
 int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir);
+/* Registers (task, kernel) pairs of a judge-only run: tasks[i] with
+ * kernels[i], each pair a task of its own, named TASKID__KERNELSTEM. */
+int run_add_pairs(struct run *r, const struct strvec *tasks, const struct strvec *kernels);
 /* Runs every unfinished task, `jobs` at once (0: 2 per device), and sets
  * the run's status: "done", "waiting" (a task waits for a reply) or
  * "stopped" (an infrastructure failure stopped a task; a resume finishes it).

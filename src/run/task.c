@@ -225,6 +225,94 @@ static json_t *failure(const char *task, const char *why)
 	return json_pack("{s:s, s:b, s:s}", "task", task, "found", 0, "stop_reason", why);
 }
 
+/* A verdict as a number-or-null field of a judged pair's summary. */
+static void copy_field(json_t *to, const char *key, const json_t *from)
+{
+	json_object_set(to, key, json_object_get(from, key) ?: json_null());
+}
+
+/*
+ * The summary of a judged pair (egg eval --batch): egg's verdict, and the
+ * fields KernelBench's own eval records carry (compiled, correctness,
+ * runtime and ref_runtime in ms), so that its scripts can read it.
+ */
+static json_t *judged_summary(const struct task_state *ts, const char *device, const char *dir,
+			      const json_t *baseline, const json_t *res)
+{
+	const char *verdict = json_string_value(json_object_get(res, "verdict")) ?: "fail";
+	const char *stage = json_string_value(json_object_get(res, "stage")) ?: "?";
+	int pass = !strcmp(verdict, "pass");
+	int compiled = pass || json_integer_value(json_object_get(res, "trials_run")) > 0 ||
+		       (strcmp(stage, "load") && strcmp(stage, "compile"));
+	int correct = pass || (json_integer_value(json_object_get(res, "trials")) > 0 &&
+			       json_integer_value(json_object_get(res, "correct_trials")) ==
+				       json_integer_value(json_object_get(res, "trials")));
+	json_t *s = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s}", "task", ts->path, "kernel", ts->kernel,
+			      "task_id", ts->task_id, "group", ts->group, "device", device, "run_dir", dir, "found",
+			      pass, "verdict", verdict, "stage", stage);
+	json_object_set(s, "reason", json_object_get(res, "reason") ?: json_null());
+	if (pass)
+		json_object_set_new(s, "final_kernel", json_string(ts->kernel));
+	else
+		json_object_set_new(s, "stop_reason", json_sprintf("failed at %s: %s", stage,
+								   json_string_value(json_object_get(res, "reason")) ?: "no reason given"));
+	copy_field(s, "kernel_ms", res);
+	copy_field(s, "eager_ms", baseline);
+	copy_field(s, "compile_ms", baseline);
+	copy_field(s, "speedup_eager", res);
+	copy_field(s, "speedup_compile", res);
+	copy_field(s, "sol_pct", res);
+	copy_field(s, "roofline_ms", baseline);
+	copy_field(s, "eager_sol_pct", baseline);
+	copy_field(s, "compile_sol_pct", baseline);
+	copy_field(s, "trials", res);
+	copy_field(s, "correct_trials", res);
+	copy_field(s, "max_abs_err", res);
+	copy_field(s, "flags", res);
+	json_object_set_new(s, "compiled", json_boolean(compiled));
+	json_object_set_new(s, "correctness", json_boolean(correct));
+	json_object_set(s, "runtime", pass ? json_object_get(res, "kernel_ms") ?: json_null() : json_real(-1));
+	json_object_set(s, "ref_runtime", json_object_get(baseline, "eager_ms") ?: json_null());
+	return s;
+}
+
+/* A judge-only run's task: the pair's kernel evaluated like any candidate,
+ * against the task's baseline (shared by every kernel of one task through
+ * the evaluation cache); the verdict is the task's result. */
+static void judge_kernel(struct run_shared *rc, struct task_state *ts, struct recorder *rec,
+			 const struct eval_opts *eo, const char *task, const json_t *baseline, const char *dir)
+{
+	struct buf src = BUF_INIT;
+	struct pool_slot *slot;
+	json_t *res, *s;
+	pthread_mutex_lock(&rc->mu);
+	snprintf(ts->stage, sizeof(ts->stage), "judge");
+	pthread_mutex_unlock(&rc->mu);
+	if (fs_read(ts->kernel, &src) < 0) {
+		s = failure(ts->path, err_msg());
+		json_object_set_new(s, "kernel", json_string(ts->kernel));
+		finish(rc, ts, TASK_FAILED, "input", s);
+		return;
+	}
+	slot = pool_acquire_for(rc->pool, ts->device, eval_need_bytes(baseline, eo->device));
+	res = eval_candidate(slot->worker, eo, task, buf_str(&src), baseline);
+	pool_release(rc->pool, slot);
+	if (!res) {
+		enum err_kind k = err_kind();
+		s = failure(ts->path, err_msg());
+		json_object_set_new(s, "kernel", json_string(ts->kernel));
+		finish(rc, ts, k == ERR_INPUT ? TASK_FAILED : TASK_STOPPED, k == ERR_INPUT ? "input" : "infra", s);
+		buf_release(&src);
+		return;
+	}
+	recorder_candidate(rec, "kernel", "judge", buf_str(&src), res);
+	s = judged_summary(ts, eo->device, dir, baseline, res);
+	recorder_write_json(rec, "summary.json", s);
+	finish(rc, ts, TASK_DONE, "", s);
+	json_decref(res);
+	buf_release(&src);
+}
+
 void task_run(struct run_shared *rc, struct task_state *ts)
 {
 	struct buf task = BUF_INIT;
@@ -275,6 +363,10 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		enum err_kind k = err_kind();
 		finish(rc, ts, k == ERR_INPUT ? TASK_FAILED : TASK_STOPPED, k == ERR_INPUT ? "input" : "infra",
 		       failure(ts->path, err_msg()));
+		goto out;
+	}
+	if (ts->kernel) {
+		judge_kernel(rc, ts, rec, &eo, buf_str(&task), baseline, dir);
 		goto out;
 	}
 	if (rc->po.skip_eager_at_sol && rc->po.stop_at_sol > 0 &&

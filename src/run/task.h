@@ -28,6 +28,7 @@ struct run_shared {
 	struct evcache *cache;		/* baselines, verdicts and profiles, or NULL */
 	const char *existing;		/* run_opts.existing */
 	int print_progress;		/* one line per event on stderr (egg optimize) */
+	int judge_only;			/* run_opts.judge_only */
 	pthread_mutex_t mu;		/* guards the task states' live fields */
 };
 
@@ -35,6 +36,7 @@ struct run_shared {
 struct task_state {
 	char *task_id, *path, *group;
 	char *run_dir;			/* NULL: runs_dir/task_id */
+	char *kernel;			/* a judge-only run's kernel for the task, else NULL */
 	int device;
 	int running, finished;
 	char stage[32];

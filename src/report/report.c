@@ -263,6 +263,8 @@ static json_t *setup_of(const json_t *run, const json_t *rows)
 			cpu && gpu ? "mixed: CPU timings (Triton interpreter) and GPU timings (CUDA events)" :
 			cpu ? "CPU timings (Triton interpreter): they say nothing about a GPU" :
 			gpu ? "GPU timings (CUDA events, median per call)" : "none measured");
+	if (json_object_get(cfg, "judge"))
+		json_object_set_new(out, "judged_only", json_true());
 	json_decref(cfg);
 	return out;
 }
@@ -274,7 +276,10 @@ static char *setup_line(const json_t *rep)
 	const json_t *su = json_object_get(rep, "setup"), *d;
 	struct buf b = BUF_INIT;
 	size_t i;
-	buf_addf(&b, "model %s; devices", json_string_value(json_object_get(su, "model")) ?: "(unknown)");
+	if (json_is_true(json_object_get(su, "judged_only")))
+		buf_adds(&b, "kernels made elsewhere, judged by egg's evaluator (no model); devices");
+	else
+		buf_addf(&b, "model %s; devices", json_string_value(json_object_get(su, "model")) ?: "(unknown)");
 	json_array_foreach(json_object_get(su, "devices"), i, d)
 		buf_addf(&b, " %s", json_string_value(d));
 	buf_addf(&b, "; %s", json_string_value(json_object_get(su, "timing")));

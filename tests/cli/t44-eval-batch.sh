@@ -52,6 +52,9 @@ RUN=$(json_get "$OUT" 'j["run"]')
 run_egg report "$RUN" --json
 check "egg report reads the judging run: 3 of 12 passed" \
 	test "$(json_get "$OUT" '(j["all"]["tasks"], j["all"]["success"])')" = "(12, 3)"
+run_egg report "$RUN"
+expect_out "^kernels made elsewhere, judged by egg's evaluator \(no model\); devices cpu" \
+	"its text report says the kernels came from elsewhere, not from a model"
 run_egg runs
 expect_out "^$RUN +eval-batch +done" "egg runs lists it as an eval-batch run"
 

@@ -1,9 +1,11 @@
 /* context.c: what every agent is told about the target and the precision rules. */
 #include "context.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../util/buf.h"
+#include "../util/jsonnum.h"
 
 /* Peaks by GPU name, from the vendors' data sheets (dense, no sparsity), for
  * the prompts: FP32 on the CUDA cores, TF32 and BF16 on tensor cores, in
@@ -17,12 +19,6 @@ static const struct {
 	{ "B200", 80, 1100, 2250, 8.0 }, { "A100", 19.5, 156, 312, 2.0 }, { "L40S", 91.6, 183, 362, 0.86 },
 	{ "4090", 82.6, 82.6, 165, 1.0 }, { "A10", 31.2, 62.5, 125, 0.6 }, { "L4", 30.3, 60, 121, 0.3 },
 };
-
-static double fnum(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : -1;
-}
 
 char *agents_device_text(const json_t *facts, const char *device)
 {
@@ -38,13 +34,15 @@ char *agents_device_text(const json_t *facts, const char *device)
 	buf_addf(&t, "%s (%s), compute capability %s, %lld SMs", name, device,
 		 json_string_value(json_object_get(facts, "compute_capability")) ?: "?",
 		 json_integer_value(json_object_get(facts, "sm_count")));
-	if (fnum(facts, "smem_per_sm_bytes") > 0)
+	if (json_num(facts, "smem_per_sm_bytes") > 0)
 		buf_addf(&t, ", %.0f KB shared memory per SM (%.0f KB per block at most)",
-			 fnum(facts, "smem_per_sm_bytes") / 1024, fnum(facts, "smem_per_block_optin_bytes") / 1024);
-	if (fnum(facts, "regs_per_sm") > 0)
-		buf_addf(&t, ", %.0f 32-bit registers per SM", fnum(facts, "regs_per_sm"));
-	buf_addf(&t, ", L2 cache %.0f MB, %.0f GB device memory", fnum(facts, "l2_bytes") / 1e6,
-		 fnum(facts, "memory_bytes") / 1e9);
+			 json_num(facts, "smem_per_sm_bytes") / 1024, json_num(facts, "smem_per_block_optin_bytes") / 1024);
+	if (json_num(facts, "regs_per_sm") > 0)
+		buf_addf(&t, ", %.0f 32-bit registers per SM", json_num(facts, "regs_per_sm"));
+	if (!isnan(json_num(facts, "l2_bytes")))
+		buf_addf(&t, ", L2 cache %.0f MB", json_num(facts, "l2_bytes") / 1e6);
+	if (!isnan(json_num(facts, "memory_bytes")))
+		buf_addf(&t, ", %.0f GB device memory", json_num(facts, "memory_bytes") / 1e9);
 	/* No free-memory figure: it changes from one start to the next, and a
 	 * prompt must not (a resumed run finds its replies by the prompt). */
 	for (size_t i = 0; i < sizeof(peaks) / sizeof(peaks[0]); i++)

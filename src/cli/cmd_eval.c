@@ -8,14 +8,9 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
+#include "../util/jsonnum.h"
 #include "cli.h"
 #include "flags.h"
-
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static void print_human(const json_t *r)
 {
@@ -34,44 +29,44 @@ static void print_human(const json_t *r)
 	else
 		printf("trials:        %lld/%lld correct", json_integer_value(json_object_get(r, "correct_trials")),
 		       json_integer_value(json_object_get(r, "trials")));
-	if (!isnan(num(r, "max_abs_err")))
-		printf(" (max abs err %.3g; max rel err %.3g, relative to max(|reference|, atol))", num(r, "max_abs_err"),
-		       num(r, "max_rel_err"));
+	if (!isnan(json_num(r, "max_abs_err")))
+		printf(" (max abs err %.3g; max rel err %.3g, relative to max(|reference|, atol))", json_num(r, "max_abs_err"),
+		       json_num(r, "max_rel_err"));
 	printf("\n");
 	if (t && json_is_object(t)) {
 		const char *clock = json_string_value(json_object_get(t, "clock")) ?: "";
 		if (!strncmp(clock, "cuda_events_", 12))
 			clock += 12;
-		printf("kernel:        %.4f ms median of %lld (min %.4f, max %.4f, cv %.2f%%) [", num(t, "median"),
-		       json_integer_value(json_object_get(t, "iters")), num(t, "min"), num(t, "max"), 100 * num(t, "cv"));
+		printf("kernel:        %.4f ms median of %lld (min %.4f, max %.4f, cv %.2f%%) [", json_num(t, "median"),
+		       json_integer_value(json_object_get(t, "iters")), json_num(t, "min"), json_num(t, "max"), 100 * json_num(t, "cv"));
 		if (cpu)
 			printf("CPU timing, Triton interpreter]\n");
 		else
 			printf("CUDA events, %s clock, %s]\n", clock, device);
 	}
-	if (!isnan(num(r, "eager_ms")))
-		printf("eager:         %.4f ms%s", num(r, "eager_ms"), isnan(num(r, "speedup_eager")) ? "\n" : "");
-	if (!isnan(num(r, "speedup_eager")))
-		printf("   speedup %.2fx\n", num(r, "speedup_eager"));
-	if (!isnan(num(r, "compile_ms")))
-		printf("torch.compile: %.4f ms%s", num(r, "compile_ms"), isnan(num(r, "speedup_compile")) ? "\n" : "");
-	if (!isnan(num(r, "speedup_compile")))
-		printf("   speedup %.2fx\n", num(r, "speedup_compile"));
+	if (!isnan(json_num(r, "eager_ms")))
+		printf("eager:         %.4f ms%s", json_num(r, "eager_ms"), isnan(json_num(r, "speedup_eager")) ? "\n" : "");
+	if (!isnan(json_num(r, "speedup_eager")))
+		printf("   speedup %.2fx\n", json_num(r, "speedup_eager"));
+	if (!isnan(json_num(r, "compile_ms")))
+		printf("torch.compile: %.4f ms%s", json_num(r, "compile_ms"), isnan(json_num(r, "speedup_compile")) ? "\n" : "");
+	if (!isnan(json_num(r, "speedup_compile")))
+		printf("   speedup %.2fx\n", json_num(r, "speedup_compile"));
 	if (json_is_true(json_object_get(json_object_get(r, "baseline"), "cached")))
 		printf("baselines:     from egg's evaluation cache (measured earlier on this device with these "
 		       "settings; --no-cache measures them again)\n");
-	if (!isnan(num(r, "roofline_ms"))) {
+	if (!isnan(json_num(r, "roofline_ms"))) {
 		const json_t *rl = json_object_get(json_object_get(r, "baseline"), "roofline");
 		int memory = !strcmp(json_string_value(json_object_get(rl, "bound")) ?: "", "memory") ||
 			     !strcmp(json_string_value(json_object_get(r, "sol_basis")) ?: "", "memory");
 		struct buf text = BUF_INIT;
 
 		eval_roofline_text(&text, rl, memory ? "memory" : "compute");
-		printf("roofline:      %.4f ms (%s, measured peaks%s)", num(r, "roofline_ms"), buf_str(&text),
+		printf("roofline:      %.4f ms (%s, measured peaks%s)", json_num(r, "roofline_ms"), buf_str(&text),
 		       cpu ? " of the CPU's torch; interpreted kernels are far from them" : "");
 		buf_release(&text);
-		if (!isnan(num(r, "sol_pct")))
-			printf("   kernel at %.1f%% of it", num(r, "sol_pct"));
+		if (!isnan(json_num(r, "sol_pct")))
+			printf("   kernel at %.1f%% of it", json_num(r, "sol_pct"));
 		printf("\n");
 	}
 	if (json_is_integer(json_object_get(r, "triton_launches")))
@@ -117,14 +112,14 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
 		cmd_print_json(json_incref(b));
 	} else {
 		const json_t *rl = json_object_get(b, "roofline");
-		printf("eager:         %.4f ms", num(b, "eager_ms"));
-		if (!isnan(num(b, "eager_sol_pct")))
-			printf("   %.1f%% of the roofline bound", num(b, "eager_sol_pct"));
+		printf("eager:         %.4f ms", json_num(b, "eager_ms"));
+		if (!isnan(json_num(b, "eager_sol_pct")))
+			printf("   %.1f%% of the roofline bound", json_num(b, "eager_sol_pct"));
 		printf("\n");
-		if (!isnan(num(b, "compile_ms"))) {
-			printf("torch.compile: %.4f ms", num(b, "compile_ms"));
-			if (!isnan(num(b, "compile_sol_pct")))
-				printf("   %.1f%% of the roofline bound", num(b, "compile_sol_pct"));
+		if (!isnan(json_num(b, "compile_ms"))) {
+			printf("torch.compile: %.4f ms", json_num(b, "compile_ms"));
+			if (!isnan(json_num(b, "compile_sol_pct")))
+				printf("   %.1f%% of the roofline bound", json_num(b, "compile_sol_pct"));
 			printf("\n");
 		} else if (json_string_value(json_object_get(b, "compile_error")))
 			printf("torch.compile: failed: %s\n", json_string_value(json_object_get(b, "compile_error")));
@@ -132,7 +127,7 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
 			struct buf text = BUF_INIT;
 
 			eval_roofline_text(&text, rl, NULL);
-			printf("roofline:      %.4f ms (%s, measured peaks)\n", num(b, "roofline_ms"), buf_str(&text));
+			printf("roofline:      %.4f ms (%s, measured peaks)\n", json_num(b, "roofline_ms"), buf_str(&text));
 			buf_release(&text);
 		} else
 			printf("roofline:      none (%s)\n",
@@ -219,7 +214,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		cmd_print_json(json_incref(res));
 	else
 		print_human(res);
-	if (strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass") &&
+	if (!eval_passed(res) &&
 	    !strcmp(json_string_value(json_object_get(res, "stage")) ?: "", "timing") &&
 	    !strcmp(json_string_value(json_object_get(res, "reason")) ?: "", "timed out") &&
 	    json_integer_value(json_object_get(res, "correct_trials")) == json_integer_value(json_object_get(res, "trials"))) {
@@ -233,7 +228,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		code = EXIT_NEGATIVE;
 		goto out;
 	}
-	if (strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass")) {
+	if (!eval_passed(res)) {
 		err_set(ERR_REJECTED, "'%s' failed at %s: %s", ctx.args.v[1],
 			json_string_value(json_object_get(res, "stage")) ?: "?",
 			json_string_value(json_object_get(res, "reason")) ?: "no reason given");

@@ -78,7 +78,7 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 		report_print_program(stderr, prog);
 	e = json_object_get(prog, "end_to_end");
 	if (json_is_true(json_object_get(prog, "finished")) && output &&
-	    !strcmp(json_string_value(json_object_get(e, "verdict")) ?: "", "pass")) {
+	    eval_passed(e)) {
 		struct buf k = BUF_INIT;
 		if (fs_read(json_string_value(json_object_get(prog, "composed")), &k) < 0 ||
 		    fs_write_atomic(output, k.data, k.len) < 0) {
@@ -104,7 +104,7 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 				"and run 'egg optimize %s --split --resume %s'", waiting, ctx->cfg.llm_spool,
 				ctx->cfg.llm_spool, ctx->args.v[0], run_id(run));
 			code = err_report();
-		} else if (strcmp(json_string_value(json_object_get(e, "verdict")) ?: "", "pass")) {
+		} else if (!eval_passed(e)) {
 			/* Even the program without kernels failed: egg's own split is wrong. */
 			err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition "
 				"is wrong for it; please report it", json_string_value(json_object_get(e, "reason")) ?: "?");

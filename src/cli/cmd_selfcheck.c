@@ -14,6 +14,7 @@
 #include "../util/err.h"
 #include "../util/fs.h"
 #include "../util/timeutil.h"
+#include "../util/jsonnum.h"
 #include "cli.h"
 
 /* The CUDA context of each of an evaluation's two processes, on top of
@@ -31,20 +32,14 @@ struct check {
 	pthread_mutex_t mu;
 };
 
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* A process's peak above what it started with: device memory on a GPU,
  * resident host memory on the CPU. */
 static double peak_of(const json_t *m)
 {
-	double gpu = num(m, "gpu_peak_bytes");
+	double gpu = json_num(m, "gpu_peak_bytes");
 	if (!isnan(gpu))
 		return gpu;
-	return num(m, "rss_peak_bytes") - num(m, "rss_start_bytes");
+	return json_num(m, "rss_peak_bytes") - json_num(m, "rss_start_bytes");
 }
 
 static int has_flag(const json_t *res, const char *prefix)
@@ -61,10 +56,10 @@ static int has_flag(const json_t *res, const char *prefix)
 static json_t *row_of(const char *path, const json_t *res, double seconds)
 {
 	const json_t *mem = json_object_get(res, "memory"), *io = json_object_get(res, "io_bytes");
-	double in = num(io, "inputs"), out = num(io, "outputs");
+	double in = json_num(io, "inputs"), out = json_num(io, "outputs");
 	double ref = peak_of(json_object_get(mem, "reference")), cand = peak_of(json_object_get(mem, "candidate"));
 	double top = fmax(isnan(ref) ? 0 : ref, isnan(cand) ? 0 : cand);
-	int ok = !strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass");
+	int ok = eval_passed(res);
 	json_t *row = json_pack("{s:s, s:b, s:s, s:s?, s:s?}", "task", path, "ok", ok, "result", ok ? "ok" : "fail",
 				"stage", json_string_value(json_object_get(res, "stage")),
 				"reason", json_string_value(json_object_get(res, "reason")));
@@ -109,8 +104,8 @@ static json_t *check_one(struct check *c, const char *path, int device)
 	slot = pool_acquire(c->pool, device);
 	size = eval_task_size(slot->worker, eo.device, buf_str(&src));
 	pool_release(c->pool, slot);
-	if (size && !isnan(num(size, "need_bytes")))
-		need = (long long)num(size, "need_bytes") + (strcmp(eo.device, "cpu") ? 2 * CONTEXT_BYTES : 0);
+	if (size && !isnan(json_num(size, "need_bytes")))
+		need = (long long)json_num(size, "need_bytes") + (strcmp(eo.device, "cpu") ? 2 * CONTEXT_BYTES : 0);
 	err_clear();
 	slot = pool_acquire_for(c->pool, device, need);
 	t0 = time_mono_ms();
@@ -153,7 +148,7 @@ static void *check_thread(void *arg)
 				json_string_value(json_object_get(row, "result")),
 				json_is_true(json_object_get(row, "ok")) ? "" : ": ",
 				json_is_true(json_object_get(row, "ok")) ? "" : json_string_value(json_object_get(row, "reason")) ?: "",
-				num(row, "eval_s"));
+				json_num(row, "eval_s"));
 		pthread_mutex_unlock(&c->mu);
 	}
 }
@@ -183,7 +178,7 @@ static json_t *summarise(json_t *rows, const struct strvec *devices)
 	int ok = 0;
 
 	json_array_foreach(rows, i, row) {
-		double s = num(row, "eval_s"), m = num(row, "peak_multiple");
+		double s = json_num(row, "eval_s"), m = json_num(row, "peak_multiple");
 		const char *task = json_string_value(json_object_get(row, "task"));
 		if (json_is_true(json_object_get(row, "ok")))
 			ok++;
@@ -243,29 +238,29 @@ static void print_table(const json_t *rows, const json_t *sum)
 	json_array_foreach(rows, i, row) {
 		const char *task = json_string_value(json_object_get(row, "task"));
 		size_t len = strlen(task);
-		double m = num(row, "peak_multiple");
+		double m = json_num(row, "peak_multiple");
 		printf("%-44s %-6s", len > 44 ? task + len - 44 : task,
 		       json_is_true(json_object_get(row, "ok")) ? "ok" : "FAIL");
-		print_mb(num(row, "input_bytes"));
-		print_mb(num(row, "output_bytes"));
-		print_mb(num(row, "reference_peak_bytes"));
-		print_mb(num(row, "candidate_peak_bytes"));
+		print_mb(json_num(row, "input_bytes"));
+		print_mb(json_num(row, "output_bytes"));
+		print_mb(json_num(row, "reference_peak_bytes"));
+		print_mb(json_num(row, "candidate_peak_bytes"));
 		if (isnan(m))
 			printf(" %6s", "-");
 		else
 			printf(" %6.2f", m);
-		printf(" %7.1f  %s%s%s\n", num(row, "eval_s"),
+		printf(" %7.1f  %s%s%s\n", json_num(row, "eval_s"),
 		       json_is_true(json_object_get(row, "ill_conditioned")) ? "ill-conditioned " : "",
 		       json_is_true(json_object_get(row, "ran_alone")) ? "ran alone " : "",
 		       json_is_true(json_object_get(row, "ok")) ? "" : json_string_value(json_object_get(row, "reason")) ?: "");
 	}
 	printf("\nselfcheck: %lld/%lld ok; evaluation seconds median %.1f, max %.1f (%s)\n",
 	       json_integer_value(json_object_get(sum, "ok")), json_integer_value(json_object_get(sum, "tasks")),
-	       num(sum, "eval_s_median"), num(sum, "eval_s_max"),
+	       json_num(sum, "eval_s_median"), json_num(sum, "eval_s_max"),
 	       json_string_value(json_object_get(sum, "eval_s_max_task")) ?: "-");
-	if (!isnan(num(sum, "peak_multiple_median")))
+	if (!isnan(json_num(sum, "peak_multiple_median")))
 		printf("peak memory of one process as a multiple of inputs+outputs (tasks over 64 MB): "
-		       "median %.2fx, max %.2fx (%s)\n", num(sum, "peak_multiple_median"), num(sum, "peak_multiple_max"),
+		       "median %.2fx, max %.2fx (%s)\n", json_num(sum, "peak_multiple_median"), json_num(sum, "peak_multiple_max"),
 		       json_string_value(json_object_get(sum, "peak_multiple_max_task")) ?: "-");
 	json_array_foreach(json_object_get(sum, "ill_conditioned"), i, row)
 		printf("ill-conditioned: %s\n", json_string_value(row));

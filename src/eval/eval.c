@@ -10,6 +10,7 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/hash.h"
+#include "../util/jsonnum.h"
 
 void eval_opts_init(struct eval_opts *o, const char *device)
 {
@@ -139,12 +140,6 @@ json_t *eval_device_facts(struct worker *w, const char *device)
 	return out;
 }
 
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* Calibrations made in this process, by key: tasks that start together on
  * one device wait for one calibration instead of each making its own (also
  * without a cache). */
@@ -198,16 +193,16 @@ out:
 static const char *peak_of(const json_t *work, const char *precision, const json_t *cal, double *rate)
 {
 	if (json_is_true(json_object_get(work, "half"))) {
-		*rate = num(cal, "bf16_flops_s");
+		*rate = json_num(cal, "bf16_flops_s");
 		return "bf16";
 	}
 	if (!strcmp(precision, "tf32")) {
-		*rate = num(cal, "tf32_flops_s");
+		*rate = json_num(cal, "tf32_flops_s");
 		return "tf32";
 	}
-	*rate = num(cal, "fp32_flops_s");
-	if (num(cal, "tf32_flops_s") / 3 > *rate) {
-		*rate = num(cal, "tf32_flops_s") / 3;
+	*rate = json_num(cal, "fp32_flops_s");
+	if (json_num(cal, "tf32_flops_s") / 3 > *rate) {
+		*rate = json_num(cal, "tf32_flops_s") / 3;
 		return "fp32 as tf32x3";
 	}
 	return "fp32";
@@ -223,8 +218,8 @@ static const char *peak_of(const json_t *work, const char *precision, const json
 void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision)
 {
 	const json_t *work = json_object_get(baseline, "work");
-	double flops = num(work, "flops"), bytes = num(work, "bytes"), bw = num(calibration, "bandwidth_bytes_s");
-	double int8 = num(work, "int8_ops"), int8_rate = num(calibration, "int8_ops_s");
+	double flops = json_num(work, "flops"), bytes = json_num(work, "bytes"), bw = json_num(calibration, "bandwidth_bytes_s");
+	double int8 = json_num(work, "int8_ops"), int8_rate = json_num(calibration, "int8_ops_s");
 	double rate, compute_ms, int8_ms = 0, memory_ms, ms;
 	const char *peak = peak_of(work, precision, calibration, &rate);
 
@@ -253,9 +248,9 @@ void eval_attach_roofline(json_t *baseline, const json_t *calibration, const cha
 				      "memory_ms", memory_ms, "bound", compute_ms > memory_ms ? "compute" : "memory"));
 	json_object_set_new(baseline, "roofline_ms", json_real(ms));
 	json_object_set_new(baseline, "eager_sol_pct",
-			    num(baseline, "eager_ms") > 0 ? json_real(100 * ms / num(baseline, "eager_ms")) : json_null());
+			    json_num(baseline, "eager_ms") > 0 ? json_real(100 * ms / json_num(baseline, "eager_ms")) : json_null());
 	json_object_set_new(baseline, "compile_sol_pct",
-			    num(baseline, "compile_ms") > 0 ? json_real(100 * ms / num(baseline, "compile_ms")) : json_null());
+			    json_num(baseline, "compile_ms") > 0 ? json_real(100 * ms / json_num(baseline, "compile_ms")) : json_null());
 }
 
 static void roofline_side(struct buf *b, const json_t *rl, int memory)
@@ -263,9 +258,9 @@ static void roofline_side(struct buf *b, const json_t *rl, int memory)
 	const char *unit = strcmp(json_string_value(json_object_get(rl, "peak")) ?: "", "int8") ? "FLOP" : "OP";
 
 	if (memory)
-		buf_addf(b, "%.1f MB at %.2f TB/s", num(rl, "bytes") / 1e6, num(rl, "bandwidth_bytes_s") / 1e12);
+		buf_addf(b, "%.1f MB at %.2f TB/s", json_num(rl, "bytes") / 1e6, json_num(rl, "bandwidth_bytes_s") / 1e12);
 	else
-		buf_addf(b, "%.4g G%s at %.1f T%s/s %s", num(rl, "flops") / 1e9, unit, num(rl, "peak_flops_s") / 1e12,
+		buf_addf(b, "%.4g G%s at %.1f T%s/s %s", json_num(rl, "flops") / 1e9, unit, json_num(rl, "peak_flops_s") / 1e12,
 			 unit, json_string_value(json_object_get(rl, "peak")) ?: "");
 }
 
@@ -275,7 +270,7 @@ void eval_roofline_text(struct buf *b, const json_t *roofline, const char *basis
 
 	buf_addf(b, "%s-bound: ", memory ? "memory" : "compute");
 	roofline_side(b, roofline, memory);
-	if (!basis && (!memory || num(roofline, "flops") > 0)) {
+	if (!basis && (!memory || json_num(roofline, "flops") > 0)) {
 		buf_adds(b, "; ");
 		roofline_side(b, roofline, !memory);
 	}
@@ -352,22 +347,22 @@ static json_t *run_eval(struct worker *w, const struct eval_opts *o, const char 
 
 static void add_speedups(json_t *res, const json_t *baseline)
 {
-	double k = num(res, "kernel_ms");
-	double e = baseline ? num(baseline, "eager_ms") : NAN;
-	double c = baseline ? num(baseline, "compile_ms") : NAN;
+	double k = json_num(res, "kernel_ms");
+	double e = baseline ? json_num(baseline, "eager_ms") : NAN;
+	double c = baseline ? json_num(baseline, "compile_ms") : NAN;
 	json_object_set_new(res, "eager_ms", isnan(e) ? json_null() : json_real(e));
 	json_object_set_new(res, "compile_ms", isnan(c) ? json_null() : json_real(c));
 	json_object_set_new(res, "speedup_eager", isnan(e) || isnan(k) || k <= 0 ? json_null() : json_real(e / k));
 	json_object_set_new(res, "speedup_compile", isnan(c) || isnan(k) || k <= 0 ? json_null() : json_real(c / k));
 	if (baseline && json_is_number(json_object_get(baseline, "existing_ms"))) {
 		/* The task's existing kernel, the third baseline. */
-		double x = num(baseline, "existing_ms");
+		double x = json_num(baseline, "existing_ms");
 		json_object_set_new(res, "existing_ms", json_real(x));
 		json_object_set_new(res, "speedup_existing", isnan(k) || k <= 0 ? json_null() : json_real(x / k));
 	}
 	{
 		const json_t *rl = baseline ? json_object_get(baseline, "roofline") : NULL;
-		double r = baseline ? num(baseline, "roofline_ms") : NAN, mem = num(rl, "memory_ms");
+		double r = baseline ? json_num(baseline, "roofline_ms") : NAN, mem = json_num(rl, "memory_ms");
 		json_object_set_new(res, "roofline_ms", isnan(r) ? json_null() : json_real(r));
 		json_object_set_new(res, "sol_pct", isnan(r) || isnan(k) || k <= 0 ? json_null() : json_real(100 * r / k));
 		json_object_set_new(res, "sol_basis", isnan(r) ? json_null() : json_string("roofline"));
@@ -390,21 +385,21 @@ static void add_speedups(json_t *res, const json_t *baseline)
 static json_t *verdict(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline)
 {
-	double eager = baseline ? num(baseline, "eager_ms") : NAN;
+	double eager = baseline ? json_num(baseline, "eager_ms") : NAN;
 	json_t *res = run_eval(w, o, task_source, kernel_source);
 	double k;
 
 	if (!res)
 		return NULL;
-	k = num(res, "kernel_ms");
-	if (!strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass") &&
+	k = json_num(res, "kernel_ms");
+	if (eval_passed(res) &&
 	    !isnan(eager) && !isnan(k) && k > 0 && eager / k > o->speedup_bound) {
 		/* Too good to trust from one process: measure again in a fresh one
 		 * and keep the slower of the two. */
 		json_t *again = run_eval(w, o, task_source, kernel_source);
 		json_t *flags = json_object_get(res, "flags");
-		double k2 = again ? num(again, "kernel_ms") : NAN;
-		if (!again || strcmp(json_string_value(json_object_get(again, "verdict")) ?: "", "pass")) {
+		double k2 = again ? json_num(again, "kernel_ms") : NAN;
+		if (!again || !eval_passed(again)) {
 			json_decref(res);
 			res = again;
 			if (!res)
@@ -424,6 +419,11 @@ static json_t *verdict(struct worker *w, const struct eval_opts *o, const char *
 		}
 	}
 	return res;
+}
+
+int eval_passed(const json_t *result)
+{
+	return !strcmp(json_string_value(json_object_get(result, "verdict")) ?: "", "pass");
 }
 
 json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
@@ -471,7 +471,7 @@ json_t *eval_task_size(struct worker *w, const char *device, const char *task_so
 
 long long eval_need_bytes(const json_t *baseline, const char *device)
 {
-	double peak = baseline ? num(baseline, "peak_bytes") : NAN;
+	double peak = baseline ? json_num(baseline, "peak_bytes") : NAN;
 	if (!device || !strcmp(device, "cpu") || isnan(peak) || peak <= 0)
 		return 0;
 	return (long long)(2 * peak) + 2 * CONTEXT_BYTES;
@@ -479,9 +479,9 @@ long long eval_need_bytes(const json_t *baseline, const char *device)
 
 long long eval_device_budget(const json_t *facts, const char *device)
 {
-	double have = num(facts, "free_bytes");
+	double have = json_num(facts, "free_bytes");
 	if (isnan(have))
-		have = num(facts, "memory_bytes");
+		have = json_num(facts, "memory_bytes");
 	if (!device || !strcmp(device, "cpu") || isnan(have) || have <= 0)
 		return 0;
 	return (long long)(0.9 * have);

@@ -100,6 +100,8 @@ void eval_roofline_text(struct buf *b, const json_t *roofline, const char *basis
  * process and the slower time kept. Returns an owned object, or NULL with
  * ERR_INPUT / ERR_INFRA (a worker that died is retried once).
  */
+/* Whether an evaluation's result is a pass (its "verdict" is "pass"). */
+int eval_passed(const json_t *result);
 json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline);
 

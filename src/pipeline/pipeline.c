@@ -15,6 +15,7 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/timeutil.h"
+#include "../util/jsonnum.h"
 
 /* Enough for the largest run the flags allow: 16 seeds with their repairs,
  * their 16 refinements and 8 candidates in each of 3 tuning stages. */
@@ -89,16 +90,10 @@ int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv, 
 	return isfinite(new_ms) && new_ms < old_ms * (1 - margin);
 }
 
-static double num(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 int pipeline_timing_plausible(double kernel_ms, const json_t *profile, double *ncu_ms)
 {
 	double ns = json_is_true(json_object_get(profile, "available"))
-			    ? num(json_object_get(profile, "aggregate"), "duration_ns") : NAN;
+			    ? json_num(json_object_get(profile, "aggregate"), "duration_ns") : NAN;
 	*ncu_ms = ns / 1e6;
 	if (isnan(*ncu_ms) || *ncu_ms <= 0 || !isfinite(kernel_ms))
 		return 1;
@@ -193,19 +188,19 @@ static char *timing_text(struct pipe *p, const struct cand *c)
 	const json_t *b = p->env->baseline;
 	struct buf t = BUF_INIT;
 	buf_addf(&t, "%.4f ms median per call", c->ms);
-	if (b && !isnan(num(b, "eager_ms")))
-		buf_addf(&t, "; PyTorch eager %.4f ms (%.2fx)", num(b, "eager_ms"), num(b, "eager_ms") / c->ms);
-	if (b && !isnan(num(b, "compile_ms")))
-		buf_addf(&t, "; torch.compile %.4f ms (%.2fx)", num(b, "compile_ms"), num(b, "compile_ms") / c->ms);
+	if (b && !isnan(json_num(b, "eager_ms")))
+		buf_addf(&t, "; PyTorch eager %.4f ms (%.2fx)", json_num(b, "eager_ms"), json_num(b, "eager_ms") / c->ms);
+	if (b && !isnan(json_num(b, "compile_ms")))
+		buf_addf(&t, "; torch.compile %.4f ms (%.2fx)", json_num(b, "compile_ms"), json_num(b, "compile_ms") / c->ms);
 	if (!strcmp(p->env->eval.device, "cpu"))
 		buf_adds(&t, " [CPU timings: Triton interpreter]");
-	else if (b && !isnan(num(b, "roofline_ms"))) {
+	else if (b && !isnan(json_num(b, "roofline_ms"))) {
 		const json_t *rl = json_object_get(b, "roofline");
-		buf_addf(&t, "\nSpeed of light: %.4f ms (", num(b, "roofline_ms"));
+		buf_addf(&t, "\nSpeed of light: %.4f ms (", json_num(b, "roofline_ms"));
 		eval_roofline_text(&t, rl, NULL);
 		buf_adds(&t, "; measured peaks, the inputs, weights and outputs moved once)");
 		buf_addf(&t, "; this kernel runs at %.0f%% of it (eager at %.0f%%). Little is left to gain near 100%%.",
-			 100 * num(b, "roofline_ms") / c->ms, num(b, "eager_sol_pct"));
+			 100 * json_num(b, "roofline_ms") / c->ms, json_num(b, "eager_sol_pct"));
 	}
 	return buf_detach(&t);
 }
@@ -243,7 +238,7 @@ static char *metrics_text(const json_t *prof, const struct stage *st, const stru
 			break;
 		buf_addf(&t, "kernel %zu: %.80s, grid %s, block %s, %.0f ns\n", i,
 			 json_string_value(json_object_get(k, "name")), json_string_value(json_object_get(k, "grid")),
-			 json_string_value(json_object_get(k, "block")), num(k, "duration_ns"));
+			 json_string_value(json_object_get(k, "block")), json_num(k, "duration_ns"));
 	}
 	return buf_detach(&t);
 }
@@ -476,11 +471,10 @@ static void step(struct pipe *p, const struct cand *c, const char *kind, int acc
 		 const char *note)
 {
 	const json_t *e = c->eval;
-	double k = num(e, "kernel_ms");
+	double k = json_num(e, "kernel_ms");
 	json_t *s = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?}", "stage", c->stage, "candidate", c->id, "parent",
 			      c->parent, "kind", kind, "verdict", json_string_value(json_object_get(e, "verdict")),
-			      "fail_stage", json_string_value(json_object_get(e, "verdict")) &&
-					    strcmp(json_string_value(json_object_get(e, "verdict")), "pass")
+			      "fail_stage", json_string_value(json_object_get(e, "verdict")) && !eval_passed(e)
 					    ? json_string_value(json_object_get(e, "stage")) : NULL);
 	json_object_set_new(s, "kernel_ms", isnan(k) ? json_null() : json_real(k));
 	json_object_set(s, "speedup_eager", json_object_get(e, "speedup_eager") ?: json_null());
@@ -509,11 +503,11 @@ static void validate(struct pipe *p, struct cand *c, int repairs, const char *ki
 		json_decref(c->eval);
 		c->eval = res;
 		recorder_candidate(p->env->rec, c->id, c->stage, c->source, res);
-		if (!strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass")) {
+		if (eval_passed(res)) {
 			const json_t *t = json_object_get(res, "timing");
 			c->valid = 1;
-			c->ms = num(res, "kernel_ms");
-			c->cv = t ? num(t, "cv") : 0;
+			c->ms = json_num(res, "kernel_ms");
+			c->cv = t ? json_num(t, "cv") : 0;
 			if (isnan(c->cv))
 				c->cv = 0;
 			step(p, c, attempt ? "repair" : kind, 0, 0, NULL);
@@ -585,9 +579,9 @@ static void stage_row(struct pipe *p, const struct stage *st)
 	json_t *row = json_pack("{s:s, s:s}", "stage", st->name, "title", st->title);
 	json_object_set_new(row, "kernel_ms", isnan(ms) ? json_null() : json_real(ms));
 	json_object_set_new(row, "candidate", p->npool ? json_string(p->pool[0]->id) : json_null());
-	json_object_set_new(row, "speedup_eager", b && !isnan(ms) ? json_real(num(b, "eager_ms") / ms) : json_null());
+	json_object_set_new(row, "speedup_eager", b && !isnan(ms) ? json_real(json_num(b, "eager_ms") / ms) : json_null());
 	json_object_set_new(row, "speedup_compile",
-			    b && !isnan(ms) && !isnan(num(b, "compile_ms")) ? json_real(num(b, "compile_ms") / ms) : json_null());
+			    b && !isnan(ms) && !isnan(json_num(b, "compile_ms")) ? json_real(json_num(b, "compile_ms") / ms) : json_null());
 	json_array_append_new(p->out->stage_rows, row);
 }
 
@@ -641,7 +635,7 @@ static void check_sol(struct pipe *p, const char *after)
 	json_t *skipped;
 	if (p->o->stop_at_sol <= 0 || !p->npool || p->stop || p->at_sol)
 		return;
-	sol = num(p->pool[0]->eval, "sol_pct");
+	sol = json_num(p->pool[0]->eval, "sol_pct");
 	if (isnan(sol) || sol < p->o->stop_at_sol)
 		return;
 	skipped = json_array();
@@ -705,7 +699,7 @@ static void seed_line_run(struct pipe *b, void *arg)
 	l->valid = 1;
 	if (!b->o->refine || b->stop)
 		return;
-	sol = num(l->seed->eval, "sol_pct");
+	sol = json_num(l->seed->eval, "sol_pct");
 	l->refine = pipe_fork(b);
 	if (b->o->stop_at_sol > 0 && !isnan(sol) && sol >= b->o->stop_at_sol) {
 		decide(l->refine, "refine", "%s not refined: it runs at %.0f%% of the roofline bound (--stop-at-sol %.0f)",
@@ -745,8 +739,8 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 			const json_t *t = json_object_get(p->env->existing_eval, "timing");
 			c->eval = json_incref((json_t *)p->env->existing_eval);
 			c->valid = 1;
-			c->ms = num(c->eval, "kernel_ms");
-			c->cv = t && !isnan(num(t, "cv")) ? num(t, "cv") : 0;
+			c->ms = json_num(c->eval, "kernel_ms");
+			c->cv = t && !isnan(json_num(t, "cv")) ? json_num(t, "cv") : 0;
 			step(p, c, "seed", 0, 0, "the existing kernel");
 			reply_approach(c->source, approach, sizeof(approach));
 			buf_addf(&approaches, "(1) the existing kernel: %s", approach);

@@ -10,6 +10,7 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
+#include "../util/jsonnum.h"
 
 /* A task's status as the reports show it: a finished task that found no
  * kernel is "no kernel" (its reason follows), not "done". */
@@ -17,12 +18,6 @@ static const char *shown_status(const json_t *t)
 {
 	const char *st = json_string_value(json_object_get(t, "status")) ?: "?";
 	return !json_is_true(json_object_get(t, "found")) && !strcmp(st, "done") ? "no kernel" : st;
-}
-
-static double num(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 struct acc {
@@ -101,7 +96,7 @@ static json_t *sol_stats(const json_t *rows, const char *key, int found_only)
 	double *v = xcalloc(json_array_size(rows) + 1, sizeof(double)), sum = 0, bins[5] = { 0 };
 	json_t *out;
 	json_array_foreach(rows, i, r) {
-		double x = num(r, key);
+		double x = json_num(r, key);
 		if (isnan(x) || (found_only && !json_is_true(json_object_get(r, "found"))))
 			continue;
 		v[n++] = x;
@@ -143,7 +138,7 @@ static json_t *metrics(const json_t *rows)
 	memset(gains, 0, sizeof(gains));
 	json_array_foreach(rows, i, r) {
 		const char *status = json_string_value(json_object_get(r, "status"));
-		double se = num(r, "speedup_eager");
+		double se = json_num(r, "speedup_eager");
 		int found = json_is_true(json_object_get(r, "found"));
 		const json_t *st = json_object_get(r, "stages"), *row;
 		size_t j;
@@ -165,20 +160,20 @@ static json_t *metrics(const json_t *rows)
 		if (found) {
 			success++;
 			acc_add(&eager, se);
-			acc_add(&compile, num(r, "speedup_compile"));
-			acc_add(&existing, num(r, "speedup_existing"));
+			acc_add(&compile, json_num(r, "speedup_compile"));
+			acc_add(&existing, json_num(r, "speedup_existing"));
 			for (int k = 0; k < 4; k++)
 				if (!isnan(se) && se > ps[k])
 					fast[k]++;
 		}
-		tokens_in += num(r, "prompt_tokens") > 0 ? num(r, "prompt_tokens") : 0;
-		tokens_out += num(r, "completion_tokens") > 0 ? num(r, "completion_tokens") : 0;
-		cost += num(r, "cost_usd") > 0 ? num(r, "cost_usd") : 0;
-		wall += num(r, "wall_s") > 0 ? num(r, "wall_s") : 0;
+		tokens_in += json_num(r, "prompt_tokens") > 0 ? json_num(r, "prompt_tokens") : 0;
+		tokens_out += json_num(r, "completion_tokens") > 0 ? json_num(r, "completion_tokens") : 0;
+		cost += json_num(r, "cost_usd") > 0 ? json_num(r, "cost_usd") : 0;
+		wall += json_num(r, "wall_s") > 0 ? json_num(r, "wall_s") : 0;
 		/* Per-stage gain: the best time before the stage over the best after it. */
 		json_array_foreach(st, j, row) {
 			const struct stage *sg = stage_by_name(json_string_value(json_object_get(row, "stage")) ?: "");
-			double ms = num(row, "kernel_ms");
+			double ms = json_num(row, "kernel_ms");
 			if (sg && sg->id != STAGE_SEED && !isnan(prev) && !isnan(ms) && ms > 0)
 				acc_add(&gains[sg->id], prev / ms);
 			if (!isnan(ms))
@@ -222,7 +217,7 @@ static json_t *metrics(const json_t *rows)
 			const json_t *st = json_object_get(r, "sol_stop");
 			if (json_is_object(st)) {
 				stops++;
-				saved += num(st, "tokens_saved_est");
+				saved += json_num(st, "tokens_saved_est");
 			}
 		}
 		json_object_set_new(out, "sol_stops", json_integer(stops));
@@ -355,39 +350,39 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 		   "fast_1 %s, fast_1.5 %s, fast_2 %s%s\n", name, json_integer_value(json_object_get(m, "tasks")),
 		json_integer_value(json_object_get(m, "finished")), json_integer_value(json_object_get(m, "failed")),
 		json_integer_value(json_object_get(m, "waiting")), json_integer_value(json_object_get(m, "stopped")),
-		rate_text(num(m, "success_rate"), r[0]), rate_text(num(m, "fast_0"), r[1]),
-		rate_text(num(m, "fast_1"), r[2]), rate_text(num(m, "fast_1_5"), r[3]), rate_text(num(m, "fast_2"), r[4]),
+		rate_text(json_num(m, "success_rate"), r[0]), rate_text(json_num(m, "fast_0"), r[1]),
+		rate_text(json_num(m, "fast_1"), r[2]), rate_text(json_num(m, "fast_1_5"), r[3]), rate_text(json_num(m, "fast_2"), r[4]),
 		json_integer_value(json_object_get(m, "finished")) ? "" : " (no task has finished: no rate yet)");
 	if (json_integer_value(json_object_get(se, "n")))
-		fprintf(f, "  speedup vs eager: mean %.2fx, geomean %.2fx (n=%lld)\n", num(se, "mean"), num(se, "geomean"),
+		fprintf(f, "  speedup vs eager: mean %.2fx, geomean %.2fx (n=%lld)\n", json_num(se, "mean"), json_num(se, "geomean"),
 			json_integer_value(json_object_get(se, "n")));
 	if (json_integer_value(json_object_get(sc, "n")))
-		fprintf(f, "  speedup vs torch.compile: mean %.2fx, geomean %.2fx (n=%lld)\n", num(sc, "mean"),
-			num(sc, "geomean"), json_integer_value(json_object_get(sc, "n")));
+		fprintf(f, "  speedup vs torch.compile: mean %.2fx, geomean %.2fx (n=%lld)\n", json_num(sc, "mean"),
+			json_num(sc, "geomean"), json_integer_value(json_object_get(sc, "n")));
 	{
 		const json_t *sol = json_object_get(m, "sol"), *k = json_object_get(sol, "kernel"),
 			     *e = json_object_get(sol, "eager"), *c = json_object_get(sol, "compile");
 		if (json_integer_value(json_object_get(e, "n")) || json_integer_value(json_object_get(k, "n"))) {
 			char km[32], em[32], cm[32];
 			fprintf(f, "  %%SOL (roofline bound / time): kernel median %s (n=%lld), eager %s, torch.compile %s",
-				pct_text(num(k, "median"), km, sizeof(km)), json_integer_value(json_object_get(k, "n")),
-				pct_text(num(e, "median"), em, sizeof(em)), pct_text(num(c, "median"), cm, sizeof(cm)));
+				pct_text(json_num(k, "median"), km, sizeof(km)), json_integer_value(json_object_get(k, "n")),
+				pct_text(json_num(e, "median"), em, sizeof(em)), pct_text(json_num(c, "median"), cm, sizeof(cm)));
 			if (json_integer_value(json_object_get(m, "sol_stops")))
 				fprintf(f, "; %lld task(s) stopped at the speed of light, ~%.0f tokens saved",
-					json_integer_value(json_object_get(m, "sol_stops")), num(m, "sol_tokens_saved_est"));
+					json_integer_value(json_object_get(m, "sol_stops")), json_num(m, "sol_tokens_saved_est"));
 			fprintf(f, "\n");
 		}
 	}
 	{
 		const json_t *sx = json_object_get(m, "speedup_existing");
 		if (json_integer_value(json_object_get(sx, "n")))
-			fprintf(f, "  speedup vs the existing kernels: mean %.2fx, geomean %.2fx (n=%lld)\n", num(sx, "mean"),
-				num(sx, "geomean"), json_integer_value(json_object_get(sx, "n")));
+			fprintf(f, "  speedup vs the existing kernels: mean %.2fx, geomean %.2fx (n=%lld)\n", json_num(sx, "mean"),
+				json_num(sx, "geomean"), json_integer_value(json_object_get(sx, "n")));
 	}
 	if (json_integer_value(json_object_get(m, "finished")))
 		fprintf(f, "  per finished task: %.0f prompt + %.0f completion tokens, $%.4f, %.1f s\n",
-			num(m, "prompt_tokens_per_task"), num(m, "completion_tokens_per_task"), num(m, "cost_per_task"),
-			num(m, "wall_s_per_task"));
+			json_num(m, "prompt_tokens_per_task"), json_num(m, "completion_tokens_per_task"), json_num(m, "cost_per_task"),
+			json_num(m, "wall_s_per_task"));
 	json_array_foreach(json_object_get(m, "not_finished"), i, st)
 		fprintf(f, "  not finished: %s (%s), because %s\n", json_string_value(json_object_get(st, "task_id")),
 			json_string_value(json_object_get(st, "status")), json_string_value(json_object_get(st, "because")));
@@ -395,8 +390,8 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 		fprintf(f, "  waiting for a reply to %s\n", json_string_value(st));
 	json_array_foreach(json_object_get(m, "stages"), i, st)
 		fprintf(f, "  stage %-24s gain mean %.2fx, geomean %.2fx, cumulative %.2fx (n=%lld)\n",
-			json_string_value(json_object_get(st, "title")), num(st, "gain_mean"), num(st, "gain_geomean"),
-			num(st, "cumulative"), json_integer_value(json_object_get(st, "n")));
+			json_string_value(json_object_get(st, "title")), json_num(st, "gain_mean"), json_num(st, "gain_geomean"),
+			json_num(st, "cumulative"), json_integer_value(json_object_get(st, "n")));
 }
 
 void report_print_text(FILE *f, const json_t *rep)
@@ -421,21 +416,21 @@ void report_print_text(FILE *f, const json_t *rep)
 		const json_t *tm = json_object_get(t, "time");
 		char w[16], l[16], e[16], d[16], c[16];
 		fprintf(f, "%-40.40s %-9s %7s %7s %7s %6s %5s ", json_string_value(json_object_get(t, "task_id")),
-			shown_status(t), figure_text("%.1f", num(t, "wall_s"), w), figure_text("%.1f", num(tm, "llm_s"), l),
-			figure_text("%.1f", num(tm, "eval_s"), e), figure_text("%.1f", num(tm, "device_wait_s"), d),
-			figure_text("%.0f", num(tm, "llm_chain"), c));
+			shown_status(t), figure_text("%.1f", json_num(t, "wall_s"), w), figure_text("%.1f", json_num(tm, "llm_s"), l),
+			figure_text("%.1f", json_num(tm, "eval_s"), e), figure_text("%.1f", json_num(tm, "device_wait_s"), d),
+			figure_text("%.0f", json_num(tm, "llm_chain"), c));
 		if (json_is_true(json_object_get(t, "found"))) {
 			char sc[32] = "-", sol[32] = "-";
-			if (!isnan(num(t, "speedup_compile")))
-				snprintf(sc, sizeof(sc), "%.2fx", num(t, "speedup_compile"));
-			if (!isnan(num(t, "sol_pct")))
-				snprintf(sol, sizeof(sol), "%.1f%%", num(t, "sol_pct"));
-			fprintf(f, "%12.4f %9.2fx %10s %6s%s%s", num(t, "kernel_ms"), num(t, "speedup_eager"), sc, sol,
-				num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "",
+			if (!isnan(json_num(t, "speedup_compile")))
+				snprintf(sc, sizeof(sc), "%.2fx", json_num(t, "speedup_compile"));
+			if (!isnan(json_num(t, "sol_pct")))
+				snprintf(sol, sizeof(sol), "%.1f%%", json_num(t, "sol_pct"));
+			fprintf(f, "%12.4f %9.2fx %10s %6s%s%s", json_num(t, "kernel_ms"), json_num(t, "speedup_eager"), sc, sol,
+				json_num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "",
 				json_is_object(json_object_get(t, "sol_stop")) ? "  stopped at the speed of light" : "");
-			if (!isnan(num(t, "speedup_existing")))
-				fprintf(f, "  %.2fx vs the existing kernel%s", num(t, "speedup_existing"),
-					num(t, "speedup_existing") < 1 ? " (slower: keep it)" : "");
+			if (!isnan(json_num(t, "speedup_existing")))
+				fprintf(f, "  %.2fx vs the existing kernel%s", json_num(t, "speedup_existing"),
+					json_num(t, "speedup_existing") < 1 ? " (slower: keep it)" : "");
 			if (json_string_value(json_object_get(t, "existing_error")))
 				fprintf(f, "  existing kernel not used: %s", json_string_value(json_object_get(t, "existing_error")));
 			fprintf(f, "\n");
@@ -551,9 +546,9 @@ static void svg_roofline(struct buf *b, const json_t *tasks)
 	size_t i;
 	json_array_foreach(tasks, i, t) {
 		const json_t *rl = json_object_get(t, "roofline");
-		if (rl && num(rl, "peak_flops_s") > 0 && num(rl, "bandwidth_bytes_s") > 0) {
-			peak = num(rl, "peak_flops_s");
-			bw = num(rl, "bandwidth_bytes_s");
+		if (rl && json_num(rl, "peak_flops_s") > 0 && json_num(rl, "bandwidth_bytes_s") > 0) {
+			peak = json_num(rl, "peak_flops_s");
+			bw = json_num(rl, "bandwidth_bytes_s");
 			break;
 		}
 	}
@@ -587,15 +582,15 @@ static void svg_roofline(struct buf *b, const json_t *tasks)
 	}
 	json_array_foreach(tasks, i, t) {
 		const json_t *rl = json_object_get(t, "roofline");
-		double flops = num(rl, "flops"), bytes = num(rl, "bytes"), li, roof;
+		double flops = json_num(rl, "flops"), bytes = json_num(rl, "bytes"), li, roof;
 		const char *keys[3] = { "sol_pct", "eager_sol_pct", "compile_sol_pct" };
 		const char *what[3] = { "kernel", "eager", "torch.compile" };
 		if (!rl || isnan(bytes) || bytes <= 0)
 			continue;
 		li = flops > 0 ? fmax(xmin, fmin(xmax, log10(flops / bytes))) : xmin;
-		roof = fmin(num(rl, "peak_flops_s"), pow(10, li) * num(rl, "bandwidth_bytes_s"));
+		roof = fmin(json_num(rl, "peak_flops_s"), pow(10, li) * json_num(rl, "bandwidth_bytes_s"));
 		for (int k = 2; k >= 0; k--) {
-			double sol = num(t, keys[k]), ly;
+			double sol = json_num(t, keys[k]), ly;
 			if (isnan(sol) || sol <= 0 || (k == 0 && !json_is_true(json_object_get(t, "found"))))
 				continue;
 			ly = fmax(ymin, fmin(ymax, log10(roof * sol / 100)));
@@ -631,9 +626,9 @@ static void html_program(struct buf *b, const json_t *prog)
 		buf_adds(b, "<tr><td>");
 		html_text(b, json_string_value(json_object_get(sg, "name")));
 		buf_addf(b, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"%s\">",
-			 figure_text("%.1f%%", 100 * num(sg, "share"), t[0]), figure_text("%.4f", num(sg, "eager_ms"), t[1]),
-			 figure_text("%.4f", num(sg, "kernel_ms"), t[2]), figure_text("%.2fx", num(sg, "speedup_eager"), t[3]),
-			 figure_text("%.1f%%", num(sg, "sol_pct"), t[4]), used ? "ok" : "fail");
+			 figure_text("%.1f%%", 100 * json_num(sg, "share"), t[0]), figure_text("%.4f", json_num(sg, "eager_ms"), t[1]),
+			 figure_text("%.4f", json_num(sg, "kernel_ms"), t[2]), figure_text("%.2fx", json_num(sg, "speedup_eager"), t[3]),
+			 figure_text("%.1f%%", json_num(sg, "sol_pct"), t[4]), used ? "ok" : "fail");
 		html_text(b, json_string_value(json_object_get(sg, "status")));
 		if (used)
 			buf_adds(b, " (in the program)");
@@ -653,12 +648,12 @@ static void html_program(struct buf *b, const json_t *prog)
 	buf_adds(b, "<p class=\"e2e\">End to end: ");
 	html_text(b, json_string_value(json_object_get(e, "verdict")));
 	buf_addf(b, "; %s ms against eager %s ms (%s) and torch.compile %s ms (%s). ",
-		 figure_text("%.4f", num(e, "kernel_ms"), t[0]), figure_text("%.4f", num(e, "eager_ms"), t[1]),
-		 figure_text("%.2fx", num(e, "speedup_eager"), t[2]), figure_text("%.4f", num(e, "compile_ms"), t[3]),
-		 figure_text("%.2fx", num(e, "speedup_compile"), t[4]));
+		 figure_text("%.4f", json_num(e, "kernel_ms"), t[0]), figure_text("%.4f", json_num(e, "eager_ms"), t[1]),
+		 figure_text("%.2fx", json_num(e, "speedup_eager"), t[2]), figure_text("%.4f", json_num(e, "compile_ms"), t[3]),
+		 figure_text("%.2fx", json_num(e, "speedup_compile"), t[4]));
 	buf_addf(b, "Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline "
-		    "bound would give %s.</p>", figure_text("%.2fx", num(a, "parts_speedup"), t[0]),
-		 figure_text("%.2fx", num(a, "bound_speedup"), t[1]));
+		    "bound would give %s.</p>", figure_text("%.2fx", json_num(a, "parts_speedup"), t[0]),
+		 figure_text("%.2fx", json_num(a, "bound_speedup"), t[1]));
 }
 
 int report_html(const json_t *rep, const char *path)
@@ -699,12 +694,12 @@ int report_html(const json_t *rep, const char *path)
 			     "<tr><td>%lld</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
 			     "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr></table>",
 			 json_integer_value(json_object_get(all, "tasks")), json_integer_value(json_object_get(all, "finished")),
-			 rate_text(num(all, "success_rate"), r[0]), rate_text(num(all, "fast_0"), r[1]),
-			 rate_text(num(all, "fast_1"), r[2]), rate_text(num(all, "fast_1_5"), r[3]),
-			 rate_text(num(all, "fast_2"), r[4]), ratio_text(num(json_object_get(all, "speedup_eager"), "mean"), x[0]),
-			 ratio_text(num(json_object_get(all, "speedup_eager"), "geomean"), x[1]),
-			 ratio_text(num(json_object_get(all, "speedup_compile"), "geomean"), x[2]),
-			 figure_text("$%.4f", num(all, "cost_per_task"), x[3]), figure_text("%.1f s", num(all, "wall_s_per_task"), x[4]));
+			 rate_text(json_num(all, "success_rate"), r[0]), rate_text(json_num(all, "fast_0"), r[1]),
+			 rate_text(json_num(all, "fast_1"), r[2]), rate_text(json_num(all, "fast_1_5"), r[3]),
+			 rate_text(json_num(all, "fast_2"), r[4]), ratio_text(json_num(json_object_get(all, "speedup_eager"), "mean"), x[0]),
+			 ratio_text(json_num(json_object_get(all, "speedup_eager"), "geomean"), x[1]),
+			 ratio_text(json_num(json_object_get(all, "speedup_compile"), "geomean"), x[2]),
+			 figure_text("$%.4f", json_num(all, "cost_per_task"), x[3]), figure_text("%.1f s", json_num(all, "wall_s_per_task"), x[4]));
 		if (!json_integer_value(json_object_get(all, "finished")))
 			buf_adds(&b, "<p>No task has finished: no rate yet.</p>");
 		else if (!json_integer_value(json_object_get(json_object_get(all, "speedup_eager"), "n")))
@@ -725,10 +720,10 @@ int report_html(const json_t *rep, const char *path)
 		if (json_integer_value(json_object_get(json_object_get(sol, "eager"), "n")))
 			buf_addf(&b, "<p class=\"sol\">%%SOL (roofline bound over time, median): kernel %s, eager %s, "
 				     "torch.compile %s; %lld task(s) stopped at the speed of light (~%.0f tokens saved)</p>",
-				 pct_text(num(json_object_get(sol, "kernel"), "median"), km, sizeof(km)),
-				 pct_text(num(json_object_get(sol, "eager"), "median"), em, sizeof(em)),
-				 pct_text(num(json_object_get(sol, "compile"), "median"), cm, sizeof(cm)),
-				 json_integer_value(json_object_get(all, "sol_stops")), num(all, "sol_tokens_saved_est"));
+				 pct_text(json_num(json_object_get(sol, "kernel"), "median"), km, sizeof(km)),
+				 pct_text(json_num(json_object_get(sol, "eager"), "median"), em, sizeof(em)),
+				 pct_text(json_num(json_object_get(sol, "compile"), "median"), cm, sizeof(cm)),
+				 json_integer_value(json_object_get(all, "sol_stops")), json_num(all, "sol_tokens_saved_est"));
 	}
 	labels[n] = "seed";
 	values[n++] = 1.0;
@@ -736,12 +731,12 @@ int report_html(const json_t *rep, const char *path)
 		if (n >= 8)
 			break;
 		labels[n] = json_string_value(json_object_get(st, "stage"));
-		values[n++] = num(st, "cumulative");
+		values[n++] = json_num(st, "cumulative");
 	}
 	buf_adds(&b, "<h2>Charts</h2>");
 	svg_bars(&b, "stage-chart", "Cumulative speedup over the seed, per stage (geometric mean)", labels, values, n, "x");
 	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
-		double s = num(t, "speedup_eager");
+		double s = json_num(t, "speedup_eager");
 		int k = !json_is_true(json_object_get(t, "found")) || isnan(s) ? 6 : s < 0.5 ? 0 : s < 1 ? 1 : s < 1.5 ? 2
 			: s < 2 ? 3 : s < 4 ? 4 : 5;
 		counts[k]++;
@@ -768,27 +763,27 @@ int report_html(const json_t *rep, const char *path)
 			buf_adds(&b, ": ");
 			html_text(&b, json_string_value(json_object_get(t, "stop_reason")));
 		}
-		if (found && !isnan(num(t, "speedup_compile")))
-			buf_addf(&b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>%.2fx</td>", num(t, "kernel_ms"),
-				 num(t, "eager_ms"), num(t, "speedup_eager"), num(t, "speedup_compile"));
+		if (found && !isnan(json_num(t, "speedup_compile")))
+			buf_addf(&b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>%.2fx</td>", json_num(t, "kernel_ms"),
+				 json_num(t, "eager_ms"), json_num(t, "speedup_eager"), json_num(t, "speedup_compile"));
 		else if (found)
-			buf_addf(&b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>-</td>", num(t, "kernel_ms"),
-				 num(t, "eager_ms"), num(t, "speedup_eager"));
+			buf_addf(&b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>-</td>", json_num(t, "kernel_ms"),
+				 json_num(t, "eager_ms"), json_num(t, "speedup_eager"));
 		else
 			buf_adds(&b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
-		if (found && !isnan(num(t, "speedup_existing")))
-			buf_addf(&b, "<td>%.2fx</td>", num(t, "speedup_existing"));
+		if (found && !isnan(json_num(t, "speedup_existing")))
+			buf_addf(&b, "<td>%.2fx</td>", json_num(t, "speedup_existing"));
 		else if (json_string_value(json_object_get(t, "existing_error"))) {
 			buf_adds(&b, "<td class=\"fail\">not used: ");
 			html_text(&b, json_string_value(json_object_get(t, "existing_error")));
 			buf_adds(&b, "</td>");
 		} else
 			buf_adds(&b, "<td>-</td>");
-		if (found && !isnan(num(t, "sol_pct")))
-			buf_addf(&b, "<td>%.1f%%</td>", num(t, "sol_pct"));
+		if (found && !isnan(json_num(t, "sol_pct")))
+			buf_addf(&b, "<td>%.1f%%</td>", json_num(t, "sol_pct"));
 		else
 			buf_adds(&b, "<td>-</td>");
-		if (found && num(t, "speedup_eager") < 1)
+		if (found && json_num(t, "speedup_eager") < 1)
 			buf_adds(&b, "<td class=\"fail\">slower than eager: keep PyTorch</td>");
 		else if (json_is_object(json_object_get(t, "sol_stop")))
 			buf_adds(&b, "<td class=\"ok\">stopped at the speed of light</td>");
@@ -798,9 +793,9 @@ int report_html(const json_t *rep, const char *path)
 			const json_t *tm = json_object_get(t, "time");
 			char w[16], l[16], e[16], d[16], c[16];
 			buf_addf(&b, "<td>%.0f</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>",
-				 num(t, "prompt_tokens") + num(t, "completion_tokens"), figure_text("%.1f", num(t, "wall_s"), w),
-				 figure_text("%.1f", num(tm, "llm_s"), l), figure_text("%.1f", num(tm, "eval_s"), e),
-				 figure_text("%.1f", num(tm, "device_wait_s"), d), figure_text("%.0f", num(tm, "llm_chain"), c));
+				 json_num(t, "prompt_tokens") + json_num(t, "completion_tokens"), figure_text("%.1f", json_num(t, "wall_s"), w),
+				 figure_text("%.1f", json_num(tm, "llm_s"), l), figure_text("%.1f", json_num(tm, "eval_s"), e),
+				 figure_text("%.1f", json_num(tm, "device_wait_s"), d), figure_text("%.0f", json_num(tm, "llm_chain"), c));
 		}
 		if (fk) {
 			/* Relative to the report's folder: a report shared with its
@@ -847,9 +842,9 @@ void report_print_program(FILE *f, const json_t *prog)
 		const char *status = json_string_value(json_object_get(sg, "status")) ?: "?";
 		const char *why = json_string_value(json_object_get(sg, "why"));
 		fprintf(f, "  %-40.40s %6s %10s %10s %9s %6s  %s%s%s%s\n", json_string_value(json_object_get(sg, "name")) ?: "?",
-			figure_text("%.1f%%", 100 * num(sg, "share"), b[0]), figure_text("%.4f", num(sg, "eager_ms"), b[1]),
-			figure_text("%.4f", num(sg, "kernel_ms"), b[2]), figure_text("%.2fx", num(sg, "speedup_eager"), b[3]),
-			figure_text("%.1f%%", num(sg, "sol_pct"), b[4]), status,
+			figure_text("%.1f%%", 100 * json_num(sg, "share"), b[0]), figure_text("%.4f", json_num(sg, "eager_ms"), b[1]),
+			figure_text("%.4f", json_num(sg, "kernel_ms"), b[2]), figure_text("%.2fx", json_num(sg, "speedup_eager"), b[3]),
+			figure_text("%.1f%%", json_num(sg, "sol_pct"), b[4]), status,
 			json_is_true(json_object_get(sg, "used")) ? " (in the program)" : "", why ? ": " : "", why ? why : "");
 	}
 	if (!json_is_true(json_object_get(prog, "finished"))) {
@@ -858,13 +853,13 @@ void report_print_program(FILE *f, const json_t *prog)
 	}
 	fprintf(f, "  end to end: %s%s%s; %s ms against eager %s ms (%s) and torch.compile %s ms (%s)%s\n",
 		json_string_value(json_object_get(e, "verdict")) ?: "?", json_string_value(json_object_get(e, "reason")) ? ", " : "",
-		json_string_value(json_object_get(e, "reason")) ?: "", figure_text("%.4f", num(e, "kernel_ms"), b[0]),
-		figure_text("%.4f", num(e, "eager_ms"), b[1]), figure_text("%.2fx", num(e, "speedup_eager"), b[2]),
-		figure_text("%.4f", num(e, "compile_ms"), b[3]), figure_text("%.2fx", num(e, "speedup_compile"), b[4]),
+		json_string_value(json_object_get(e, "reason")) ?: "", figure_text("%.4f", json_num(e, "kernel_ms"), b[0]),
+		figure_text("%.4f", json_num(e, "eager_ms"), b[1]), figure_text("%.2fx", json_num(e, "speedup_eager"), b[2]),
+		figure_text("%.4f", json_num(e, "compile_ms"), b[3]), figure_text("%.2fx", json_num(e, "speedup_compile"), b[4]),
 		json_is_true(json_object_get(e, "allow_torch")) ? "; parts stay PyTorch (--allow-torch)" : "");
 	fprintf(f, "  Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline bound "
-		   "would give %s\n", figure_text("%.2fx", num(a, "parts_speedup"), b[0]),
-		figure_text("%.2fx", num(a, "bound_speedup"), b[1]));
+		   "would give %s\n", figure_text("%.2fx", json_num(a, "parts_speedup"), b[0]),
+		figure_text("%.2fx", json_num(a, "bound_speedup"), b[1]));
 	if (json_string_value(json_object_get(prog, "composed")))
 		fprintf(f, "  composed program: %s\n", json_string_value(json_object_get(prog, "composed")));
 }

@@ -209,7 +209,7 @@ static json_t *evaluate_existing(struct run_shared *rc, struct task_state *ts, s
 		return NULL;
 	}
 	recorder_candidate(rec, "existing", "existing", buf_str(source), res);
-	if (strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass")) {
+	if (!eval_passed(res)) {
 		json_object_set_new(baseline, "existing_error",
 				    json_sprintf("failed at %s: %s", json_string_value(json_object_get(res, "stage")) ?: "?",
 						 json_string_value(json_object_get(res, "reason")) ?: "no reason given"));

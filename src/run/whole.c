@@ -10,15 +10,10 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
+#include "../util/jsonnum.h"
 
 /* At most this many compositions are tried when the whole fails. */
 #define MAX_TRIES 8
-
-static double num(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static json_t *num_or_null(double v)
 {
@@ -45,11 +40,6 @@ static json_t *evaluate_whole(struct run_shared *rs, struct eval_opts *eo, const
 	pool_release(rs->pool, slot);
 	buf_release(&text);
 	return res;
-}
-
-static int passed(const json_t *res)
-{
-	return !strcmp(json_string_value(json_object_get(res, "verdict")) ?: "", "pass");
 }
 
 json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
@@ -93,10 +83,10 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 			"finished", 0);
 	rows = json_object_get(out, "subgraphs");
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
-		double share = num(sg, "share");
+		double share = json_num(sg, "share");
 		const char *file = json_string_value(json_object_get(sg, "file"));
 		json_t *row = json_pack("{s:O, s:s, s:o, s:o}", "name", json_object_get(sg, "name"), "file", file,
-					"share", num_or_null(share), "eager_ms", num_or_null(num(sg, "eager_ms")));
+					"share", num_or_null(share), "eager_ms", num_or_null(json_num(sg, "eager_ms")));
 		if (json_is_true(json_object_get(sg, "glue"))) {
 			json_object_set_new(row, "status", json_string("glue"));
 			json_object_set_new(row, "why", json_string("views only: stays PyTorch"));
@@ -124,7 +114,7 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 		const struct task_state *ts = run_task(r, t);
 		const json_t *res = ts->result;
 		const char *base = strrchr(ts->path, '/') ? strrchr(ts->path, '/') + 1 : ts->path;
-		double se = num(res, "speedup_eager");
+		double se = json_num(res, "speedup_eager");
 		json_array_foreach(rows, i, sg) {
 			if (strcmp(json_string_value(json_object_get(sg, "file")) ?: "", base))
 				continue;
@@ -166,7 +156,7 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 		goto write;
 	}
 	e2e = evaluate_whole(rs, &eo, buf_str(&src), plan, dir, kernels, program_py, baseline, &composed);
-	if (e2e && !passed(e2e) && json_object_size(kernels)) {
+	if (e2e && !eval_passed(e2e) && json_object_size(kernels)) {
 		/* The parts passed alone but not together (a subgraph's inputs in the
 		 * program differ from the ones its task drew): kernels one by one, in
 		 * order of share, each kept when the whole still passes. */
@@ -187,7 +177,7 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 				json_decref(first);
 				goto bad;
 			}
-			if (passed(res)) {
+			if (eval_passed(res)) {
 				json_decref(e2e);
 				e2e = res;
 			} else {
@@ -235,7 +225,7 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 		 * their eager time; over the sum of all eager times. */
 		double eager = 0, parts = 0, bound = 0;
 		json_array_foreach(rows, i, sg) {
-			double e = num(sg, "eager_ms"), k = num(sg, "kernel_ms"), b = num(sg, "roofline_ms");
+			double e = json_num(sg, "eager_ms"), k = json_num(sg, "kernel_ms"), b = json_num(sg, "roofline_ms");
 			int used = json_is_true(json_object_get(sg, "used"));
 			int tried = !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "optimized") ||
 				    !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "fails in the program") ||

@@ -12,6 +12,13 @@ if [ $rc -ne 0 ] && [ "$last" = "1 passed, 1 failed, 1 skipped" ]; then
 else
 	echo "not ok - run.sh counted '$last' (exit $rc) for a pass, a skip and a failure"
 fi
+out=$(bash tests/run.sh --selftest-empty 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q '^not ok - --selftest-empty printed no test line' <<<"$out"; then
+	echo "ok - run.sh fails a group that exits 0 having printed no test line"
+else
+	echo "not ok - run.sh let a group that ran nothing pass: '$(tail -1 <<<"$out")' (exit $rc)"
+fi
 smoke=${EGG_BUILD:-build}/fuzz_ncu-smoke
 if [ ! -x "$smoke" ]; then
 	echo "ok - the fuzz driver fails on no seeds # SKIP $smoke is not built"

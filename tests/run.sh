@@ -31,6 +31,10 @@ run_group() {
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name exited with status $rc"
+	elif [ "$rc" -eq 0 ] && [ $((p + f + s)) -eq 0 ]; then
+		# A group that ran nothing proved nothing.
+		f=1
+		echo "not ok - $name printed no test line"
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
@@ -42,6 +46,7 @@ run_group() {
 # `tests/run.sh --selftest`: only a made-up group with one pass, one skip and
 # one failure, so that tests/check_harness.sh can check the counting itself.
 [ "$only" = "--selftest" ] && run_group --selftest printf 'ok 1 - passes\nok 2 - skipped # SKIP why\nnot ok 3 - fails\n'
+[ "$only" = "--selftest-empty" ] && run_group --selftest-empty true
 run_group unit "$EGG_BUILD/egg-unit"
 run_group harness bash tests/check_harness.sh
 run_group layers bash tests/check_layers.sh

@@ -44,7 +44,10 @@ if tr '\0' '\n' <"/proc/$egg_pid/environ" >"$TMP/egg.environ" 2>/dev/null; then
 	check "a running egg's environment block holds no trace of the key" \
 		test -z "$(grep -- "${KEY:3:12}" "$TMP/egg.environ")"
 else
-	ok "a running egg's environment block cannot be read by others (non-dumpable)"
+	# Unreadable: that is egg being non-dumpable only if its /proc entries
+	# belong to root (what the kernel does for a non-dumpable process).
+	check "a running egg's environment block cannot be read by others: it is non-dumpable (/proc entry owned by root)" \
+		test "$(stat -c %u "/proc/$egg_pid" 2>/dev/null)" = 0 -a "$(id -u)" != 0
 fi
 wait "$egg_pid"
 

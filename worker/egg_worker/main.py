@@ -12,24 +12,6 @@ import time
 import traceback
 
 
-def sandbox_paths() -> dict:
-    """What a candidate's sandbox hides (home folders, temporary folders, and
-    EGG_SANDBOX_HIDE: egg's store and caches) and what it keeps readable
-    under them (this Python installation, its packages, this worker)."""
-    import numpy
-    import torch
-    import triton
-
-    hide = ["/root", "/home", "/run/user", "/tmp", "/var/tmp", os.path.expanduser("~")]
-    hide += [p for p in os.environ.get("EGG_SANDBOX_HIDE", "").split(os.pathsep) if p]
-    keep = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
-            os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-    keep += [p for p in sys.path if p and os.path.isdir(p)]
-    keep += [os.path.dirname(m.__file__) for m in (torch, triton, numpy)]
-    return {"hide": sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)}),
-            "keep": sorted({os.path.realpath(p) for p in keep if os.path.exists(p)})}
-
-
 def _context() -> dict:
     """Facts fixed for the worker's lifetime: sandbox abilities, CPU threads."""
     import numpy
@@ -46,7 +28,7 @@ def _context() -> dict:
     why = sandbox.can_drop_privileges(paths, tempfile.gettempdir())
     ctx["drop_privileges"] = why is None and os.environ.get("EGG_KEEP_PRIVILEGES") != "1"
     ctx["privileges_note"] = why
-    ctx["sandbox"] = sandbox_paths()
+    ctx["sandbox"] = sandbox.policy_paths()
     ctx["sandbox_facts"] = probe.sandbox_facts(ctx["drop_privileges"])
     ctx["isolate_network"] = bool(ctx["sandbox_facts"].get("network_isolated"))
     ctx["network_isolation_error"] = ctx["sandbox_facts"].get("namespace_error")
@@ -204,13 +186,11 @@ def serve(argv: list[str]) -> int:
 
     from . import job as jobs
     from . import faults, messages, probe, progress, sandbox
-    from .proto import Channel
 
     sandbox.become_subreaper()
     sandbox.set_dumpable(False)
     _stop_on_signals()
     _exit_when_orphaned()
-    Channel.watch_parent(os.getppid())
     ctx = _context()
     hello = {"event": "hello", "protocol": messages.PROTOCOL_VERSION, "pid": os.getpid(), "code": _code_digest(),
              "python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__,

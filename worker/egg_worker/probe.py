@@ -147,11 +147,9 @@ def sandbox_facts(drop_to_nobody: bool) -> dict:
     throwaway child)."""
     import tempfile
 
-    from .main import sandbox_paths
-
     probe_dir = tempfile.mkdtemp(prefix="egg-sandbox-probe-")
     try:
-        facts = sandbox.probe(dict(sandbox_paths(), writable=[probe_dir], drop_to_nobody=drop_to_nobody))
+        facts = sandbox.probe(dict(sandbox.policy_paths(), writable=[probe_dir], drop_to_nobody=drop_to_nobody))
     finally:
         os.rmdir(probe_dir)
     facts["writable"] = ["(its scratch folder)" if p == os.path.realpath(probe_dir) else p

@@ -27,26 +27,9 @@ class Deadline(Exception):
 
 
 class Channel:
-    _watcher = 0  # the pid of the process watching its parent (the worker)
-    _parent = 0
-
     def __init__(self, rfd: int, wfd: int):
         self.rfd = rfd
         self.wfd = wfd
-
-    @classmethod
-    def watch_parent(cls, parent: int) -> None:
-        """While this process waits on a channel, check every second that its
-        parent (egg) is alive; if it is gone, end every child and exit. This
-        covers an egg killed without a chance to stop its worker."""
-        cls._watcher, cls._parent = os.getpid(), parent
-
-    def _check_parent(self) -> None:
-        if Channel._watcher == os.getpid() and os.getppid() != Channel._parent:
-            from .children import kill_all
-
-            kill_all()
-            os._exit(3)
 
     def close(self) -> None:
         for fd in (self.rfd, self.wfd):
@@ -78,7 +61,6 @@ class Channel:
                     raise Deadline()
                 ready, _, _ = select.select([self.rfd], [], [], min(left, 1.0))
                 if not ready:
-                    self._check_parent()
                     continue
             chunk = os.read(self.rfd, min(n, 1 << 20))
             if not chunk:

@@ -39,6 +39,7 @@ import glob
 import os
 import resource
 import signal
+import sys
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
@@ -527,3 +528,23 @@ def can_drop_privileges(paths: list[str], writable: str) -> str | None:
     os.close(r)
     os.waitpid(pid, 0)
     return msg.decode() or None
+
+
+def policy_paths() -> dict:
+    """What a candidate's sandbox hides (home folders, temporary folders, and
+    EGG_SANDBOX_HIDE: egg's store and caches) and what it keeps readable
+    under them (this Python installation, its packages, this worker)."""
+    # Imported here, not at the top: a child imports this module before it
+    # has set TRITON_INTERPRET, which must come before triton's import.
+    import numpy
+    import torch
+    import triton
+
+    hide = ["/root", "/home", "/run/user", "/tmp", "/var/tmp", os.path.expanduser("~")]
+    hide += [p for p in os.environ.get("EGG_SANDBOX_HIDE", "").split(os.pathsep) if p]
+    keep = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
+            os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    keep += [p for p in sys.path if p and os.path.isdir(p)]
+    keep += [os.path.dirname(m.__file__) for m in (torch, triton, numpy)]
+    return {"hide": sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)}),
+            "keep": sorted({os.path.realpath(p) for p in keep if os.path.exists(p)})}

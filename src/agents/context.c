@@ -78,3 +78,23 @@ const char *agents_precision_note(const char *precision, int half)
 			 "dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
 }
 
+char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline)
+{
+	char *text = agents_device_text(facts, device), *with_io, *more;
+	size_t n = strlen(text);
+	double peak = json_num(baseline, "peak_bytes"), out = json_num(baseline, "output_bytes");
+	if (isnan(json_num(baseline, "input_bytes")))
+		return text;
+	with_io = xasprintf("%s%s The task's inputs take %.1f MB and its outputs %.1f MB.", text,
+			    n && text[n - 1] == '.' ? "" : ".", json_num(baseline, "input_bytes") / 1e6,
+			    (isnan(out) ? 0 : out) / 1e6);
+	free(text);
+	if (!(peak > 0) || !strcmp(device, "cpu"))
+		return with_io;
+	/* The memory a kernel may count on: what PyTorch itself used (stable
+	 * from run to run, unlike the free memory). */
+	more = xasprintf("%s PyTorch's own forward peaked at %.1f MB of device memory; other evaluations share the "
+			 "GPU, so keep a kernel's workspace well within that.", with_io, peak / 1e6);
+	free(with_io);
+	return more;
+}

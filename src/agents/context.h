@@ -10,6 +10,10 @@
  * data-sheet peaks when the name is known, and the driver; for the CPU
  * what the interpreter does and does not do. Owned. */
 char *agents_device_text(const json_t *facts, const char *device);
+/* agents_device_text plus what the task moves (its input and output bytes)
+ * and, on a GPU, the device memory PyTorch's own forward peaked at: the
+ * scale a kernel's workspaces are judged by. Owned. */
+char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline);
 /* The precision rule for a run's precision ("fp32" or "tf32"), or for a
  * task that computes in fp16/bf16 (`half`: the rule follows its dtypes).
  * Static. */

@@ -313,23 +313,141 @@ static void judge_kernel(struct run_shared *rc, struct task_state *ts, struct re
 	buf_release(&src);
 }
 
-void task_run(struct run_shared *rc, struct task_state *ts)
+/* Already at the speed of light in PyTorch (--stop-at-sol with the skip on):
+ * nothing to gain, the task is done without a kernel. Returns 1 when it was. */
+static int skipped_at_sol(struct run_shared *rc, struct task_state *ts, const json_t *baseline)
 {
-	struct buf task = BUF_INIT;
-	struct recorder *rec = NULL;
+	json_t *r;
+	char *why;
+	if (!rc->po.skip_eager_at_sol || rc->po.stop_at_sol <= 0 ||
+	    !(json_number_value(json_object_get(baseline, "eager_sol_pct")) >= rc->po.stop_at_sol))
+		return 0;
+	r = failure(ts->path, "");
+	why = xasprintf("skipped: PyTorch eager already runs at %.0f%% of the roofline bound (--stop-at-sol %.0f)",
+			json_number_value(json_object_get(baseline, "eager_sol_pct")), rc->po.stop_at_sol);
+	json_object_set_new(r, "stop_reason", json_string(why));
+	json_object_set_new(r, "skipped_at_sol", json_true());
+	json_object_set(r, "eager_ms", json_object_get(baseline, "eager_ms"));
+	json_object_set(r, "eager_sol_pct", json_object_get(baseline, "eager_sol_pct"));
+	json_object_set(r, "roofline_ms", json_object_get(baseline, "roofline_ms"));
+	free(why);
+	finish(rc, ts, TASK_DONE, "", r);
+	return 1;
+}
+
+/* What one task's pipeline run works with and leaves behind. */
+struct task_work {
+	struct run_shared *rc;
+	struct task_state *ts;
+	struct recorder *rec;
+	struct eval_opts eo;
+	const char *task;		/* the task's source */
+	const char *dir;		/* its run folder */
+	const json_t *facts, *baseline;
+	const json_t *existing_eval;	/* the existing kernel's passing evaluation, or NULL */
+	const char *existing_source;
+};
+
+/* The run folder's outputs: the final kernel, summary.json, the stage table. */
+static json_t *write_outputs(struct task_work *w, const struct pipeline_result *res, const struct agents *agents,
+			     int broken)
+{
+	char *final_path = NULL, *path;
+	json_t *summary;
+	FILE *f;
+	if (res->found) {
+		final_path = fs_join(w->dir, "final.py");
+		if (fs_write_atomic(final_path, res->source, strlen(res->source)) < 0) {
+			free(final_path);
+			final_path = NULL;
+			err_clear();
+		}
+	}
+	summary = summary_of(w->ts->path, w->eo.device, w->dir, final_path, w->baseline, res, agents);
+	free(final_path);
+	json_object_set_new(summary, "group", json_string(w->ts->group));
+	json_object_set_new(summary, "task_id", json_string(w->ts->task_id));
+	if (res->waiting)
+		json_object_set_new(summary, "pending_key", json_string(res->pending_key));
+	if (res->sol_stop)
+		json_object_set(summary, "sol_stop", res->sol_stop);
+	if (broken)
+		json_object_set_new(summary, "infra_error", json_true());
+	recorder_write_json(w->rec, "summary.json", summary);
+	/* The stage table egg optimize prints, kept with the run. */
+	path = fs_join(w->dir, "stages.txt");
+	if ((f = fopen(path, "w"))) {
+		pipeline_print_table(f, w->ts->path, w->eo.device, w->eo.clock, w->baseline,
+				     json_object_get(summary, "stages"));
+		pipeline_print_time(f, json_object_get(summary, "time"));
+		fclose(f);
+	}
+	free(path);
+	return summary;
+}
+
+/* The EGG pipeline on the task, its agents set up from the run's settings;
+ * the task ends with the pipeline's outcome. */
+static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
+{
+	struct run_shared *rc = w->rc;
+	struct task_state *ts = w->ts;
 	struct agents agents;
 	struct pipeline_env env;
 	struct pipeline_result res = { 0 };
+	char *device_text = agents_task_device_text(w->facts, w->eo.device, w->baseline);
+	json_t *summary, *run;
+	int broken;
+
+	run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "egg", EGG_VERSION, "task", ts->path, "device",
+			w->eo.device, "device_text", device_text, "model", rc->cfg->model, "baseline", w->baseline,
+			"device_facts", w->facts);
+	recorder_write_json(w->rec, "run.json", run);
+	json_decref(run);
+	memset(&agents, 0, sizeof(agents));
+	agents.llm = rc->llm;
+	agents.rec = w->rec;
+	agents.device_facts = device_text;
+	agents.precision_note = agents_precision_note(
+		w->eo.precision, json_is_true(json_object_get(json_object_get(w->baseline, "work"), "half")));
+	agents.task_source = w->task;
+	agents.task_name = ts->task_id;
+	agents.max_tokens = rc->task_max_tokens;
+	agents.max_cost = rc->task_max_cost;
+	agents.run_budget = rc->budget;
+	memset(&env, 0, sizeof(env));
+	env.pool = rc->pool;
+	env.device = ts->device;
+	env.eval = w->eo;
+	env.baseline = w->baseline;
+	env.agents = &agents;
+	env.rec = w->rec;
+	env.task_source = w->task;
+	env.existing_source = w->existing_eval ? w->existing_source : NULL;
+	env.existing_eval = w->existing_eval;
+	env.progress = progress;
+	env.progress_ctx = sc;
+	broken = pipeline_run(&env, &rc->po, &res) < 0;
+	if (!res.found && !res.waiting && !res.stop_reason[0])
+		snprintf(res.stop_reason, sizeof(res.stop_reason),
+			 "no valid kernel: no seed passed evaluation (the decisions in %s say why each failed)", w->dir);
+	summary = write_outputs(w, &res, &agents, broken);
+	finish(rc, ts, res.waiting ? TASK_WAITING : res.infra || broken ? TASK_STOPPED : TASK_DONE,
+	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
+	pipeline_result_clear(&res);
+	free(device_text);
+}
+
+void task_run(struct run_shared *rc, struct task_state *ts)
+{
+	struct buf task = BUF_INIT, existing_src = BUF_INIT;
 	struct sink_ctx sc = { rc, ts };
 	struct recorder_sink sink = { sink_call, sink_candidate, sink_profile, sink_decision, sink_step, &sc };
-	struct eval_opts eo = rc->eo;
+	struct task_work w = { rc, ts, NULL, rc->eo, NULL, NULL, NULL, NULL, NULL, NULL };
 	struct pool_slot *slot;
-	json_t *facts = NULL, *baseline = NULL, *summary, *existing_eval = NULL;
-	struct buf existing_src = BUF_INIT;
+	json_t *facts = NULL, *baseline = NULL, *existing_eval = NULL;
 	char *existing = existing_path(rc, ts->path);
 	char *dir = ts->run_dir ? xstrdup(ts->run_dir) : fs_join(rc->runs_dir, ts->task_id);
-	char *device_text = NULL, *final_path = NULL;
-	int broken;
 
 	pthread_mutex_lock(&rc->mu);
 	ts->running = 1;
@@ -340,24 +458,23 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	pthread_mutex_unlock(&rc->mu);
 	if (rc->store)
 		store_task_begin(rc->store, rc->run_id, ts->task_id);
-	eo.device = pool_device_name(rc->pool, ts->device);
-	eo.lock = pool_device_lock(rc->pool, ts->device);
-	eo.cache = rc->cache;
-	eo.cache_verdicts = 1;
+	w.eo.device = pool_device_name(rc->pool, ts->device);
+	w.eo.lock = pool_device_lock(rc->pool, ts->device);
+	w.eo.cache = rc->cache;
+	w.eo.cache_verdicts = 1;
 	if (fs_read(ts->path, &task) < 0) {
 		finish(rc, ts, TASK_FAILED, "input", failure(ts->path, err_msg()));
 		goto out;
 	}
-	rec = recorder_open(dir, rc->store ? &sink : NULL);
-	if (!rec) {
+	if (!(w.rec = recorder_open(dir, rc->store ? &sink : NULL))) {
 		finish(rc, ts, TASK_STOPPED, "infra", failure(ts->path, err_msg()));
 		goto out;
 	}
 	slot = pool_acquire(rc->pool, ts->device);
-	facts = eval_device_facts(slot->worker, eo.device);
+	facts = eval_device_facts(slot->worker, w.eo.device);
 	if (facts)
-		pool_set_memory(rc->pool, ts->device, eval_device_budget(facts, eo.device));
-	baseline = facts ? eval_baseline(slot->worker, &eo, buf_str(&task)) : NULL;
+		pool_set_memory(rc->pool, ts->device, eval_device_budget(facts, w.eo.device));
+	baseline = facts ? eval_baseline(slot->worker, &w.eo, buf_str(&task)) : NULL;
 	pool_release(rc->pool, slot);
 	if (!baseline) {
 		enum err_kind k = err_kind();
@@ -366,126 +483,31 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		goto out;
 	}
 	if (ts->kernel) {
-		judge_kernel(rc, ts, rec, &eo, buf_str(&task), baseline, dir);
+		judge_kernel(rc, ts, w.rec, &w.eo, buf_str(&task), baseline, dir);
 		goto out;
 	}
-	if (rc->po.skip_eager_at_sol && rc->po.stop_at_sol > 0 &&
-	    json_number_value(json_object_get(baseline, "eager_sol_pct")) >= rc->po.stop_at_sol) {
-		/* Already at the speed of light in PyTorch: nothing to gain. */
-		json_t *r = failure(ts->path, "");
-		char *why = xasprintf("skipped: PyTorch eager already runs at %.0f%% of the roofline bound (--stop-at-sol %.0f)",
-				      json_number_value(json_object_get(baseline, "eager_sol_pct")), rc->po.stop_at_sol);
-		json_object_set_new(r, "stop_reason", json_string(why));
-		json_object_set_new(r, "skipped_at_sol", json_true());
-		json_object_set(r, "eager_ms", json_object_get(baseline, "eager_ms"));
-		json_object_set(r, "eager_sol_pct", json_object_get(baseline, "eager_sol_pct"));
-		json_object_set(r, "roofline_ms", json_object_get(baseline, "roofline_ms"));
-		free(why);
-		finish(rc, ts, TASK_DONE, "", r);
+	if (skipped_at_sol(rc, ts, baseline))
 		goto out;
-	}
 	if (existing) {
 		pthread_mutex_lock(&rc->mu);
 		snprintf(ts->stage, sizeof(ts->stage), "existing");
 		pthread_mutex_unlock(&rc->mu);
-		existing_eval = evaluate_existing(rc, ts, rec, &eo, buf_str(&task), baseline, existing, &existing_src);
+		existing_eval = evaluate_existing(rc, ts, w.rec, &w.eo, buf_str(&task), baseline, existing, &existing_src);
 	}
-	device_text = agents_device_text(facts, eo.device);
-	if (json_is_number(json_object_get(baseline, "input_bytes"))) {
-		/* What the task moves at least: the scale a kernel's workspaces are judged by. */
-		size_t n = strlen(device_text);
-		double peak = json_number_value(json_object_get(baseline, "peak_bytes"));
-		char *with_io = xasprintf("%s%s The task's inputs take %.1f MB and its outputs %.1f MB.", device_text,
-					  n && device_text[n - 1] == '.' ? "" : ".",
-					  json_number_value(json_object_get(baseline, "input_bytes")) / 1e6,
-					  json_number_value(json_object_get(baseline, "output_bytes")) / 1e6);
-		if (peak > 0 && strcmp(eo.device, "cpu")) {
-			/* The memory a kernel may count on: what PyTorch itself used
-			 * (stable from run to run, unlike the free memory). */
-			char *more = xasprintf("%s PyTorch's own forward peaked at %.1f MB of device memory; other "
-					       "evaluations share the GPU, so keep a kernel's workspace well within that.",
-					       with_io, peak / 1e6);
-			free(with_io);
-			with_io = more;
-		}
-		free(device_text);
-		device_text = with_io;
-	}
-	{
-		json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "egg", EGG_VERSION, "task", ts->path,
-					"device", eo.device, "device_text", device_text, "model", rc->cfg->model,
-					"baseline", baseline, "device_facts", facts);
-		recorder_write_json(rec, "run.json", run);
-		json_decref(run);
-	}
-	memset(&agents, 0, sizeof(agents));
-	agents.llm = rc->llm;
-	agents.rec = rec;
-	agents.device_facts = device_text;
-	agents.precision_note =
-		agents_precision_note(eo.precision, json_is_true(json_object_get(json_object_get(baseline, "work"), "half")));
-	agents.task_source = buf_str(&task);
-	agents.task_name = ts->task_id;
-	agents.max_tokens = rc->task_max_tokens;
-	agents.max_cost = rc->task_max_cost;
-	agents.run_budget = rc->budget;
-	memset(&env, 0, sizeof(env));
-	env.pool = rc->pool;
-	env.device = ts->device;
-	env.eval = eo;
-	env.baseline = baseline;
-	env.agents = &agents;
-	env.rec = rec;
-	env.task_source = buf_str(&task);
-	env.existing_source = existing_eval ? buf_str(&existing_src) : NULL;
-	env.existing_eval = existing_eval;
-	env.progress = progress;
-	env.progress_ctx = &sc;
-	broken = pipeline_run(&env, &rc->po, &res) < 0;
-	if (!res.found && !res.waiting && !res.stop_reason[0])
-		snprintf(res.stop_reason, sizeof(res.stop_reason),
-			 "no valid kernel: no seed passed evaluation (the decisions in %s say why each failed)", dir);
-	if (res.found) {
-		final_path = fs_join(dir, "final.py");
-		if (fs_write_atomic(final_path, res.source, strlen(res.source)) < 0) {
-			free(final_path);
-			final_path = NULL;
-			err_clear();
-		}
-	}
-	summary = summary_of(ts->path, eo.device, dir, final_path, baseline, &res, &agents);
-	json_object_set_new(summary, "group", json_string(ts->group));
-	json_object_set_new(summary, "task_id", json_string(ts->task_id));
-	if (res.waiting)
-		json_object_set_new(summary, "pending_key", json_string(res.pending_key));
-	if (res.sol_stop)
-		json_object_set(summary, "sol_stop", res.sol_stop);
-	if (broken)
-		json_object_set_new(summary, "infra_error", json_true());
-	recorder_write_json(rec, "summary.json", summary);
-	{
-		/* The stage table egg optimize prints, kept with the run. */
-		char *path = fs_join(dir, "stages.txt");
-		FILE *f = fopen(path, "w");
-		if (f) {
-			pipeline_print_table(f, ts->path, eo.device, eo.clock, baseline, json_object_get(summary, "stages"));
-			pipeline_print_time(f, json_object_get(summary, "time"));
-			fclose(f);
-		}
-		free(path);
-	}
-	finish(rc, ts, res.waiting ? TASK_WAITING : res.infra || broken ? TASK_STOPPED : TASK_DONE,
-	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
+	w.task = buf_str(&task);
+	w.dir = dir;
+	w.facts = facts;
+	w.baseline = baseline;
+	w.existing_eval = existing_eval;
+	w.existing_source = buf_str(&existing_src);
+	run_pipeline(&w, &sc);
 out:
-	pipeline_result_clear(&res);
-	recorder_close(rec);
+	recorder_close(w.rec);
 	json_decref(facts);
 	json_decref(baseline);
 	json_decref(existing_eval);
 	buf_release(&existing_src);
 	free(existing);
-	free(device_text);
-	free(final_path);
 	free(dir);
 	buf_release(&task);
 }

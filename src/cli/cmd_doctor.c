@@ -182,28 +182,40 @@ static json_t *readiness(const json_t *missing_llm, const json_t *missing_worker
 }
 
 
-int cmd_doctor(const struct command *self, int argc, char **argv)
+/* The worker probe's findings: what is missing, notes on what is weaker
+ * than it could be; whether profiling (a GPU and ncu) is possible. */
+static int probe_findings(const struct config *cfg, const json_t *probe, json_t *missing, json_t *notes)
 {
-	struct cmd_ctx ctx = { 0 };
-	struct buf why = BUF_INIT;
-	json_t *report = NULL, *probe = NULL, *missing = json_array(), *notes = json_array();
-	json_t *missing_llm = json_array(), *ready = NULL;
-	int can_profile = 0;
-	struct config *cfg = &ctx.cfg;
-	int slurm = 0;
-	const struct opt own[] = {
-		{ "slurm", 0, OPT_FLAG, &slurm, NULL, "check Slurm too: sinfo's partitions, and the worker probe as a Slurm step" },
-		OPT_TABLE_END,
-	};
-	const struct opt *tables[] = { own, NULL };
-	int code = cmd_parse(self, tables, argc, argv, &ctx);
-	char *store_abs = NULL;
-	json_t *partitions = NULL;
+	if (!json_string_value(json_object_get(probe, "torch")))
+		json_array_append_new(missing, json_sprintf("torch in '%s' (%s)", cfg->python,
+							   str_or(probe, "torch_error", "not importable")));
+	if (!json_string_value(json_object_get(probe, "triton")))
+		json_array_append_new(missing, json_sprintf("triton in '%s' (%s)", cfg->python,
+							   str_or(probe, "triton_error", "not importable")));
+	if (!json_is_true(json_object_get(probe, "network_isolation")))
+		json_array_append_new(notes, json_sprintf("candidates run WITHOUT network isolation: %s",
+							str_or(probe, "network_isolation_error", "unavailable")));
+	if (!json_array_size(json_object_get(probe, "gpus")))
+		json_array_append_new(notes, json_string("no GPU visible: egg runs on --device cpu (Triton interpreter, CPU timings)"));
+	sandbox_notes(json_object_get(probe, "sandbox"), notes);
+	if (!json_string_value(json_object_get(probe, "ncu")))
+		json_array_append_new(notes, json_string("ncu not found: the profile agent gets timings only"));
+	return json_array_size(json_object_get(probe, "gpus")) && json_string_value(json_object_get(probe, "ncu"));
+}
 
-	if (code >= 0)
-		goto out;
-	if (slurm)
-		cfg->slurm = 1;
+/*
+ * Everything doctor finds, as the one report both views print: the settings
+ * (the key only as present or absent), the worker probe, Slurm's facts, what
+ * is missing, notes, and which commands can run.
+ */
+static json_t *collect_report(const struct config *cfg, const char *config_error, int quiet)
+{
+	struct buf why = BUF_INIT;
+	json_t *probe = NULL, *missing = json_array(), *notes = json_array(), *missing_llm = json_array();
+	json_t *partitions = NULL, *ready, *report;
+	int can_profile = 0;
+	char *store_abs;
+
 	if (cfg->slurm) {
 		struct buf swhy = BUF_INIT;
 		if (!(partitions = slurm_facts(&swhy)))
@@ -214,119 +226,128 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 		json_array_append_new(missing_llm, json_string("LLM model (set --model, EGG_MODEL or the config file)"));
 	if (!cfg->api_key && !llm_url_is_local(cfg->base_url))
 		json_array_append_new(missing_llm, json_string("API key (set EGG_API_KEY)"));
-
-	if (!ctx.json)
+	if (!quiet)
 		fprintf(stderr, "egg: probing the worker's Python%s (imports torch; may take a while)...\n",
 			cfg->slurm ? " in a Slurm step" : "");
 	probe = (!cfg->slurm || partitions) ? run_probe(cfg, &why) : NULL;
-	if (!probe && (!cfg->slurm || partitions)) {
+	if (!probe && (!cfg->slurm || partitions))
 		json_array_append_new(missing, json_sprintf("eval worker%s: %s", cfg->slurm ? " (Slurm test step)" : "",
 							    buf_str(&why)));
-	} else {
-		if (!json_string_value(json_object_get(probe, "torch")))
-			json_array_append_new(missing, json_sprintf("torch in '%s' (%s)", cfg->python,
-								   str_or(probe, "torch_error", "not importable")));
-		if (!json_string_value(json_object_get(probe, "triton")))
-			json_array_append_new(missing, json_sprintf("triton in '%s' (%s)", cfg->python,
-								   str_or(probe, "triton_error", "not importable")));
-		if (!json_is_true(json_object_get(probe, "network_isolation")))
-			json_array_append_new(notes, json_sprintf("candidates run WITHOUT network isolation: %s",
-								str_or(probe, "network_isolation_error", "unavailable")));
-		if (!json_array_size(json_object_get(probe, "gpus")))
-			json_array_append_new(notes, json_string("no GPU visible: egg runs on --device cpu (Triton interpreter, CPU timings)"));
-		sandbox_notes(json_object_get(probe, "sandbox"), notes);
-		if (!json_string_value(json_object_get(probe, "ncu")))
-			json_array_append_new(notes, json_string("ncu not found: the profile agent gets timings only"));
-		can_profile = json_array_size(json_object_get(probe, "gpus")) &&
-			      json_string_value(json_object_get(probe, "ncu"));
-	}
-	if (ctx.config_error) /* no command but doctor starts until it is fixed */
+	else if (probe)
+		can_profile = probe_findings(cfg, probe, missing, notes);
+	if (config_error) /* no command but doctor starts until it is fixed */
 		json_array_insert_new(missing, 0, json_sprintf("%s (the other findings are without it; every command "
 							       "but doctor refuses to start until it is fixed)",
-							       ctx.config_error));
+							       config_error));
 	ready = readiness(missing_llm, missing, can_profile);
 	json_array_extend(missing, missing_llm);
 	store_abs = fs_absolute(cfg->store);
-
-	report = json_pack("{s:s, s:s?, s:{s:s, s:s, s:s?, s:s}, s:s, s:s?, s:O?, s:b, s:O, s:O}",
-			   "egg", EGG_VERSION, "config_file", cfg->config_path,
-			   "llm", "provider", cfg->provider, "base_url", cfg->base_url,
-			   "model", cfg->model, "api_key", cfg->api_key ? "present" : "absent",
-			   "python", cfg->python, "worker_cmd", cfg->worker_cmd,
-			   "worker", probe, "ready", json_array_size(missing) == 0,
-			   "missing", missing, "notes", notes);
-	json_object_set(report, "commands", ready);
+	report = json_pack("{s:s, s:s?, s:s?, s:{s:s, s:s, s:s?, s:s}, s:s, s:s?, s:O?, s:b, s:O, s:O, s:o, s:b, s:s}",
+			   "egg", EGG_VERSION, "config_file", config_error ? NULL : cfg->config_path, "config_error",
+			   config_error, "llm", "provider", cfg->provider, "base_url", cfg->base_url, "model", cfg->model,
+			   "api_key", cfg->api_key ? "present" : "absent", "python", cfg->python, "worker_cmd",
+			   cfg->worker_cmd, "worker", probe, "ready", json_array_size(missing) == 0, "missing", missing,
+			   "notes", notes, "commands", ready, "can_profile", can_profile, "store", store_abs);
 	if (cfg->slurm)
 		json_object_set_new(report, "slurm", json_pack("{s:O?, s:b, s:s?}", "partitions", partitions,
 								 "test_step", probe != NULL, "srun_args", cfg->slurm_args));
-	json_object_set_new(report, "store", json_string(store_abs));
+	free(store_abs);
+	json_decref(probe);
+	json_decref(missing);
+	json_decref(missing_llm);
+	json_decref(notes);
+	json_decref(partitions);
+	buf_release(&why);
+	return report;
+}
 
-	if (ctx.json) {
-		cmd_print_json(json_incref(report));
-	} else {
-		json_t *gpus = json_object_get(probe, "gpus"), *g;
-		size_t i;
-		printf("egg %s\n", EGG_VERSION);
-		if (ctx.config_error)
-			printf("config file:   NOT USED: %s\n", ctx.config_error);
-		else
-			printf("config file:   %s\n", cfg->config_path ? cfg->config_path : "(none)");
-		printf("llm:           provider %s, base URL %s, model %s, API key %s\n", cfg->provider,
-		       cfg->base_url, cfg->model ? cfg->model : "(missing)",
-		       cfg->api_key ? "present" : "absent");
-		printf("store:         %s\n", store_abs);
-		if (cfg->slurm) {
-			json_t *pt;
-			printf("slurm:         partitions:");
-			json_array_foreach(partitions, i, pt)
-				printf("%s %s", i ? ";" : "", json_string_value(pt));
-			printf("%s; test step %s%s%s\n", json_array_size(partitions) ? "" : " (none)",
-			       probe ? "ran the worker probe" : "failed",
-			       cfg->slurm_args ? " with srun " : "", cfg->slurm_args ? cfg->slurm_args : "");
-		}
-		if (probe) {
-			printf("worker python: %s (%s, Python %s)\n", cfg->python,
-			       str_or(probe, "executable", "?"), str_or(probe, "python", "?"));
-			printf("torch:         %s\n", str_or(probe, "torch", "(missing)"));
-			printf("triton:        %s\n", str_or(probe, "triton", "(missing)"));
-			printf("numpy:         %s\n", str_or(probe, "numpy", "(missing)"));
-			if (!json_array_size(gpus))
-				printf("gpu:           none (device cpu: Triton interpreter)\n");
-			json_array_foreach(gpus, i, g)
-				printf("gpu %zu:         %s, %lld SMs, L2 %.0f MB, %.0f GB, cc %s, driver %s\n", i,
-				       str_or(g, "name", "?"), json_integer_value(json_object_get(g, "sm_count")),
-				       json_number_value(json_object_get(g, "l2_bytes")) / 1e6,
-				       json_number_value(json_object_get(g, "memory_bytes")) / 1e9,
-				       str_or(g, "compute_capability", "?"), str_or(probe, "driver", "?"));
-			printf("ncu:           %s%s%s%s\n", str_or(probe, "ncu", "not found"),
-			       json_object_get(probe, "ncu_version") ? " (" : "",
-			       str_or(probe, "ncu_version", ""),
-			       json_object_get(probe, "ncu_version") ? ")" : "");
-			if (json_object_get(probe, "ncu_counters"))
-				printf("ncu counters:  %s\n", str_or(probe, "ncu_counters", "?"));
-			print_sandbox(probe);
-		}
-		json_array_foreach(notes, i, g)
-			printf("note:          %s\n", json_string_value(g));
-		json_array_foreach(missing, i, g)
-			printf("missing:       %s\n", json_string_value(g));
-		{
-			struct buf yes = BUF_INIT, no = BUF_INIT;
-			const char *name;
-			json_t *v;
-			json_object_foreach(ready, name, v)
-				buf_addf(json_is_true(v) ? &yes : &no, " %s", name);
-			printf("can run:      %s\n", *buf_str(&yes) ? buf_str(&yes) : " (nothing)");
-			if (*buf_str(&no))
-				printf("cannot run:   %s%s\n", buf_str(&no),
-				       !can_profile && probe ? " (profile needs a GPU and ncu)" : "");
-			buf_release(&yes);
-			buf_release(&no);
-		}
+/* The text view: every line from the report, nothing from elsewhere. */
+static void print_text(const json_t *r)
+{
+	const json_t *llm = json_object_get(r, "llm"), *probe = json_object_get(r, "worker"),
+		     *sl = json_object_get(r, "slurm"), *gpus = json_object_get(probe, "gpus"), *g;
+	size_t i;
+	printf("egg %s\n", str_or(r, "egg", "?"));
+	if (json_string_value(json_object_get(r, "config_error")))
+		printf("config file:   NOT USED: %s\n", str_or(r, "config_error", "?"));
+	else
+		printf("config file:   %s\n", str_or(r, "config_file", "(none)"));
+	printf("llm:           provider %s, base URL %s, model %s, API key %s\n", str_or(llm, "provider", "?"),
+	       str_or(llm, "base_url", "?"), str_or(llm, "model", "(missing)"), str_or(llm, "api_key", "?"));
+	printf("store:         %s\n", str_or(r, "store", "?"));
+	if (sl) {
+		json_t *pt;
+		printf("slurm:         partitions:");
+		json_array_foreach(json_object_get(sl, "partitions"), i, pt)
+			printf("%s %s", i ? ";" : "", json_string_value(pt));
+		printf("%s; test step %s%s%s\n", json_array_size(json_object_get(sl, "partitions")) ? "" : " (none)",
+		       json_is_true(json_object_get(sl, "test_step")) ? "ran the worker probe" : "failed",
+		       json_object_get(sl, "srun_args") ? " with srun " : "", str_or(sl, "srun_args", ""));
 	}
+	if (probe) {
+		printf("worker python: %s (%s, Python %s)\n", str_or(r, "python", "?"), str_or(probe, "executable", "?"),
+		       str_or(probe, "python", "?"));
+		printf("torch:         %s\n", str_or(probe, "torch", "(missing)"));
+		printf("triton:        %s\n", str_or(probe, "triton", "(missing)"));
+		printf("numpy:         %s\n", str_or(probe, "numpy", "(missing)"));
+		if (!json_array_size(gpus))
+			printf("gpu:           none (device cpu: Triton interpreter)\n");
+		json_array_foreach(gpus, i, g)
+			printf("gpu %zu:         %s, %lld SMs, L2 %.0f MB, %.0f GB, cc %s, driver %s\n", i,
+			       str_or(g, "name", "?"), json_integer_value(json_object_get(g, "sm_count")),
+			       json_number_value(json_object_get(g, "l2_bytes")) / 1e6,
+			       json_number_value(json_object_get(g, "memory_bytes")) / 1e9,
+			       str_or(g, "compute_capability", "?"), str_or(probe, "driver", "?"));
+		printf("ncu:           %s%s%s%s\n", str_or(probe, "ncu", "not found"),
+		       json_object_get(probe, "ncu_version") ? " (" : "", str_or(probe, "ncu_version", ""),
+		       json_object_get(probe, "ncu_version") ? ")" : "");
+		if (json_object_get(probe, "ncu_counters"))
+			printf("ncu counters:  %s\n", str_or(probe, "ncu_counters", "?"));
+		print_sandbox(probe);
+	}
+	json_array_foreach(json_object_get(r, "notes"), i, g)
+		printf("note:          %s\n", json_string_value(g));
+	json_array_foreach(json_object_get(r, "missing"), i, g)
+		printf("missing:       %s\n", json_string_value(g));
+	{
+		struct buf yes = BUF_INIT, no = BUF_INIT;
+		const char *name;
+		json_t *v;
+		json_object_foreach((json_t *)json_object_get(r, "commands"), name, v)
+			buf_addf(json_is_true(v) ? &yes : &no, " %s", name);
+		printf("can run:      %s\n", *buf_str(&yes) ? buf_str(&yes) : " (nothing)");
+		if (*buf_str(&no))
+			printf("cannot run:   %s%s\n", buf_str(&no),
+			       !json_is_true(json_object_get(r, "can_profile")) && probe ? " (profile needs a GPU and ncu)" : "");
+		buf_release(&yes);
+		buf_release(&no);
+	}
+}
+
+int cmd_doctor(const struct command *self, int argc, char **argv)
+{
+	struct cmd_ctx ctx = { 0 };
+	json_t *report = NULL;
+	int slurm = 0;
+	const struct opt own[] = {
+		{ "slurm", 0, OPT_FLAG, &slurm, NULL, "check Slurm too: sinfo's partitions, and the worker probe as a Slurm step" },
+		OPT_TABLE_END,
+	};
+	const struct opt *tables[] = { own, NULL };
+	int code = cmd_parse(self, tables, argc, argv, &ctx);
+
+	if (code >= 0)
+		goto out;
+	if (slurm)
+		ctx.cfg.slurm = 1;
+	report = collect_report(&ctx.cfg, ctx.config_error, ctx.json);
+	if (ctx.json)
+		cmd_print_json(json_incref(report));
+	else
+		print_text(report);
 	/* Exit 3 only when nothing can evaluate; a missing LLM leaves eval,
 	 * selfcheck and profile usable, and the lines above say so. */
-	if (!json_is_true(json_object_get(ready, "eval"))) {
+	if (!json_is_true(json_object_get(json_object_get(report, "commands"), "eval"))) {
 		err_set(ERR_INFRA, "not ready: egg cannot evaluate anything (%s)",
 			ctx.json ? "what is missing is in the JSON on stdout" : "see 'missing' above");
 		code = err_report();
@@ -334,15 +355,7 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 		code = EXIT_DONE;
 	}
 out:
-	free(store_abs);
 	json_decref(report);
-	json_decref(probe);
-	json_decref(missing);
-	json_decref(missing_llm);
-	json_decref(ready);
-	json_decref(notes);
-	json_decref(partitions);
-	buf_release(&why);
 	cmd_ctx_clear(&ctx);
 	return code;
 }

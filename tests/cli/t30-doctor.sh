@@ -9,6 +9,18 @@ expect_out "missing: +LLM model" "the missing model is listed"
 expect_out "missing: +API key" "the missing key is listed"
 expect_out "^can run: +eval selfcheck$" "eval and selfcheck are named as ready"
 expect_out "^cannot run: +chat .*optimize bench" "the LLM commands are named as not ready"
+expect_out "^config file: +\(none\)$" "without a config file the line says (none)"
+cp "$OUT" "$TMP/doctor.txt"
+run_egg doctor --json
+check "the text view prints the JSON report's findings, no more and no fewer" python3 - "$TMP/doctor.txt" "$OUT" <<'PY'
+import json, sys
+text, j = open(sys.argv[1]).read().splitlines(), json.load(open(sys.argv[2]))
+said = lambda tag: [l.split(":", 1)[1].strip() for l in text if l.startswith(tag + ":")]
+assert said("missing") == j["missing"], (said("missing"), j["missing"])
+assert said("note") == j["notes"], (said("note"), j["notes"])
+ready = [k for k, v in j["commands"].items() if v]
+assert said("can run") == [" ".join(ready)], (said("can run"), ready)
+PY
 
 run_egg doctor --json
 check "doctor --json says per command what can run" python3 - "$OUT" <<'PY'

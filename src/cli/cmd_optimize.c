@@ -52,6 +52,47 @@ static char *unfinished_run_of(const struct config *cfg, const json_t *config)
 	return id;
 }
 
+/* Copies the file a result names under `key` to `out`, and names `out` there. */
+static int copy_kernel(json_t *result, const char *key, const char *out)
+{
+	struct buf k = BUF_INIT;
+	int rc = fs_read(json_string_value(json_object_get(result, key)) ?: "", &k) < 0 ||
+			 fs_write_atomic(out, k.data, k.len) < 0 ? -1 : 0;
+	buf_release(&k);
+	if (!rc)
+		json_object_set_new(result, key, json_string(out));
+	return rc;
+}
+
+/* The exit code of a one-task run, with its one line on stderr. */
+static int task_exit(struct cmd_ctx *ctx, const struct task_state *ts)
+{
+	const json_t *result = ts->result;
+	const char *why = json_string_value(json_object_get(result, "stop_reason"));
+	if (ts->status == TASK_WAITING) {
+		json_t *pending = spool_pending(ctx->cfg.llm_spool);
+		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending; write each reply to %s/replies/KEY.txt "
+			"and run the same command again", json_array_size(pending), ctx->cfg.llm_spool, ctx->cfg.llm_spool);
+		json_decref(pending);
+		return err_report();
+	}
+	if (ts->status == TASK_FAILED) {
+		err_set(ERR_INPUT, "%s", why ?: "bad task");
+		return err_report();
+	}
+	if (ts->status == TASK_STOPPED) {
+		err_set(ERR_INFRA, "%s; run the same command again to go on", why ?: "stopped by an infrastructure failure");
+		return err_report();
+	}
+	if (!json_is_true(json_object_get(result, "found"))) {
+		err_set(ERR_REJECTED, "no valid kernel for '%s'%s%s", ctx->args.v[0], why ? ": " : "", why ? why : "");
+		return err_report();
+	}
+	if (!strcmp(ts->error_kind, "budget") && !ctx->json)
+		fprintf(stderr, "egg: stopped early: %s\n", why ?: "");
+	return EXIT_DONE;
+}
+
 static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *output, double min_share,
 			  const char *resume, int quiet)
 {
@@ -78,16 +119,9 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 		report_print_program(stderr, prog);
 	e = json_object_get(prog, "end_to_end");
 	if (json_is_true(json_object_get(prog, "finished")) && output &&
-	    eval_passed(e)) {
-		struct buf k = BUF_INIT;
-		if (fs_read(json_string_value(json_object_get(prog, "composed")), &k) < 0 ||
-		    fs_write_atomic(output, k.data, k.len) < 0) {
-			buf_release(&k);
-			code = err_report();
-			goto out;
-		}
-		buf_release(&k);
-		json_object_set_new(prog, "composed", json_string(output));
+	    eval_passed(e) && copy_kernel(prog, "composed", output) < 0) {
+		code = err_report();
+		goto out;
 	}
 	if (ctx->json)
 		cmd_print_json(json_incref(prog));
@@ -154,7 +188,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, 1), NULL };
 	const struct task_state *ts;
 	json_t *result, *config = NULL;
-	char *hint = NULL, *group = NULL;
+	char *hint = NULL, *group = NULL, task_hash[65] = "";
 
 	eval_flags_init(&ef);
 	pipeline_flags_init(&pf);
@@ -165,9 +199,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	{
-		struct buf probe = BUF_INIT;
-		int bad = fs_read(ctx.args.v[0], &probe) < 0;
-		buf_release(&probe);
+		struct buf src = BUF_INIT;
+		int bad = fs_read(ctx.args.v[0], &src) < 0;
+		if (!bad)
+			hash_hex(src.data ? src.data : "", src.len, task_hash);
+		buf_release(&src);
 		if (bad) {
 			code = err_report();
 			goto out;
@@ -178,15 +214,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	hint = task_id_of(ctx.args.v[0], &group);
 	config = json_pack("{s:s, s:s, s:s?, s:s?, s:o}", "device", ctx.device, "task", ctx.args.v[0], "model",
 			   ctx.cfg.model, "llm_spool", ctx.cfg.llm_spool, "options", pipeline_flags_json(&pf, &ro.po, &ro.eo));
-	{
-		struct buf src = BUF_INIT;
-		char hex[65];
-		if (fs_read(ctx.args.v[0], &src) == 0) {
-			hash_hex(src.data ? src.data : "", src.len, hex);
-			json_object_set_new(config, "task_sha256", json_string(hex));
-		}
-		buf_release(&src);
-	}
+	json_object_set_new(config, "task_sha256", json_string(task_hash));
 	ro.command = "optimize";
 	ro.id_hint = strstr(hint, "__") ? strstr(hint, "__") + 2 : hint;
 	ro.devices = &devices;
@@ -225,16 +253,10 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	result = ts->result;
 	/* -o gets the kernel of a finished task only: a task that waits for
 	 * replies or stopped has a best kernel so far, not its result. */
-	if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")) && output) {
-		const char *final = json_string_value(json_object_get(result, "final_kernel"));
-		struct buf k = BUF_INIT;
-		if (fs_read(final, &k) < 0 || fs_write_atomic(output, k.data, k.len) < 0) {
-			buf_release(&k);
-			code = err_report();
-			goto out;
-		}
-		buf_release(&k);
-		json_object_set_new(result, "final_kernel", json_string(output));
+	if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")) && output &&
+	    copy_kernel(result, "final_kernel", output) < 0) {
+		code = err_report();
+		goto out;
 	}
 	json_object_set_new(result, "run_id", json_string(run_id(run)));
 	if ((!ctx.json || table) && json_object_get(result, "stages")) {
@@ -247,28 +269,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		cmd_print_json(json_incref(result));
 	else if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")))
 		printf("%s\n", json_string_value(json_object_get(result, "final_kernel")));
-	if (ts->status == TASK_WAITING) {
-		json_t *pending = spool_pending(ctx.cfg.llm_spool);
-		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending; write each reply to %s/replies/KEY.txt "
-			"and run the same command again", json_array_size(pending), ctx.cfg.llm_spool, ctx.cfg.llm_spool);
-		json_decref(pending);
-		code = err_report();
-	} else if (ts->status == TASK_FAILED) {
-		err_set(ERR_INPUT, "%s", json_string_value(json_object_get(result, "stop_reason")) ?: "bad task");
-		code = err_report();
-	} else if (ts->status == TASK_STOPPED) {
-		err_set(ERR_INFRA, "%s; run the same command again to go on", json_string_value(json_object_get(result,
-			"stop_reason")) ?: "stopped by an infrastructure failure");
-		code = err_report();
-	} else if (!json_is_true(json_object_get(result, "found"))) {
-		const char *why = json_string_value(json_object_get(result, "stop_reason"));
-		err_set(ERR_REJECTED, "no valid kernel for '%s'%s%s", ctx.args.v[0], why ? ": " : "", why ? why : "");
-		code = err_report();
-	} else {
-		if (!strcmp(ts->error_kind, "budget") && !ctx.json)
-			fprintf(stderr, "egg: stopped early: %s\n", json_string_value(json_object_get(result, "stop_reason")));
-		code = EXIT_DONE;
-	}
+	code = task_exit(&ctx, ts);
 out:
 	run_close(run);
 	json_decref(config);

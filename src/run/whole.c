@@ -42,46 +42,27 @@ static json_t *evaluate_whole(struct run_shared *rs, struct eval_opts *eo, const
 	return res;
 }
 
-json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
-{
-	struct run_shared *rs = run_shared(r);
-	struct eval_opts eo = rs->eo;
-	struct strvec paths = STRVEC_INIT;
-	struct buf src = BUF_INIT;
-	struct pool_slot *slot;
-	json_t *plan = NULL, *baseline = NULL, *facts = NULL, *out = NULL, *rows, *sg, *kernels = NULL,
-	       *composed = NULL, *e2e = NULL;
-	char *dir = fs_join(run_dir(r), "split"), *program_py = fs_join(run_dir(r), "program.py");
-	int cpu, unfinished = 0;
-	size_t i;
+/* What composing the program needs, and the last composition (owned). */
+struct whole {
+	struct run_shared *rs;
+	struct eval_opts eo;
+	const char *src;		/* the program's source */
+	const json_t *plan, *baseline;
+	const char *dir, *program_py;	/* the split folder; the composed file */
+	json_t *composed;
+};
 
-	eo.device = pool_device_name(rs->pool, 0);
-	eo.lock = pool_device_lock(rs->pool, 0);
-	eo.cache = rs->cache;
-	eo.cache_verdicts = 1;
-	cpu = !strcmp(eo.device, "cpu");
-	if (fs_read(task_path, &src) < 0)
-		goto out;
-	/* The split (a resumed run keeps its own), then the program's own baseline. */
-	if (!fs_exists(dir) || !(plan = program_load_plan(dir))) {
-		err_clear();
-		slot = pool_acquire(rs->pool, 0);
-		plan = program_split(slot->worker, &eo, task_path, buf_str(&src), 1, dir);
-		pool_release(rs->pool, slot);
-		if (!plan)
-			goto out;
-	}
-	slot = pool_acquire(rs->pool, 0);
-	facts = eval_device_facts(slot->worker, eo.device);
-	if (facts)
-		pool_set_memory(rs->pool, 0, eval_device_budget(facts, eo.device));
-	baseline = facts ? eval_baseline(slot->worker, &eo, buf_str(&src)) : NULL;
-	pool_release(rs->pool, slot);
-	if (!baseline)
-		goto out;
-	out = json_pack("{s:s, s:s, s:o, s:b}", "task", task_path, "split_dir", dir, "subgraphs", json_array(),
-			"finished", 0);
-	rows = json_object_get(out, "subgraphs");
+static json_t *compose_and_evaluate(struct whole *w, const json_t *use)
+{
+	return evaluate_whole(w->rs, &w->eo, w->src, w->plan, w->dir, use, w->program_py, w->baseline, &w->composed);
+}
+
+/* One row per subgraph of the plan, saying what becomes of it (glue, under
+ * --min-share, or a task of its own, whose file joins `paths`). */
+static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const char *dir, struct strvec *paths)
+{
+	json_t *rows = json_array(), *sg;
+	size_t i;
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
 		double share = json_num(sg, "share");
 		const char *file = json_string_value(json_object_get(sg, "file"));
@@ -96,112 +77,214 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 								     100 * share, 100 * wo->min_share));
 		} else {
 			char *p = fs_join(dir, file);
-			strvec_push(&paths, p);
+			strvec_push(paths, p);
 			free(p);
 			json_object_set_new(row, "status", json_string("task"));
 		}
 		json_array_append_new(rows, row);
 	}
+	return rows;
+}
+
+/* A subgraph task's outcome onto its row; returns 1 when its kernel goes
+ * into the program (it passed and beat the subgraph's eager time; on the
+ * CPU every kernel found: interpreter times say nothing about speed). */
+static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *unfinished)
+{
+	const json_t *res = ts->result;
+	double se = json_num(res, "speedup_eager");
+	static const char *const copied[] = { "kernel_ms", "speedup_eager", "sol_pct", "eager_sol_pct", "roofline_ms" };
+	json_object_set_new(sg, "task_id", json_string(ts->task_id));
+	for (size_t k = 0; k < sizeof(copied) / sizeof(copied[0]); k++)
+		json_object_set(sg, copied[k], json_object_get(res, copied[k]) ?: json_null());
+	if (cpu) {
+		/* Interpreted kernels against the CPU's peaks: no speed of light. */
+		json_object_set_new(sg, "sol_pct", json_null());
+		json_object_set_new(sg, "eager_sol_pct", json_null());
+		json_object_set_new(sg, "roofline_ms", json_null());
+	}
+	if (ts->status == TASK_WAITING || ts->status == TASK_STOPPED) {
+		(*unfinished)++;
+		json_object_set_new(sg, "status", json_string(task_status_name(ts->status)));
+		json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
+	} else if (json_is_true(json_object_get(res, "skipped_at_sol"))) {
+		json_object_set_new(sg, "status", json_string("at the speed of light"));
+		json_object_set(sg, "why", json_object_get(res, "stop_reason"));
+	} else if (!json_is_true(json_object_get(res, "found"))) {
+		json_object_set_new(sg, "status", json_string("no kernel"));
+		json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
+	} else if (!cpu && !(se > 1)) {
+		json_object_set_new(sg, "status", json_string("kernel slower than eager"));
+		json_object_set_new(sg, "why", json_sprintf("%.2fx of eager: the subgraph stays PyTorch", se));
+	} else {
+		json_object_set_new(sg, "status", json_string("optimized"));
+		return 1;
+	}
+	return 0;
+}
+
+/* The kernels of the subgraph tasks that go into the program, by file. */
+static json_t *collect_kernels(struct run *r, json_t *rows, int cpu, int *unfinished)
+{
+	json_t *kernels = json_object(), *sg;
+	size_t i;
+	for (int t = 0; t < run_task_count(r); t++) {
+		const struct task_state *ts = run_task(r, t);
+		const char *base = strrchr(ts->path, '/') ? strrchr(ts->path, '/') + 1 : ts->path;
+		json_array_foreach(rows, i, sg)
+			if (!strcmp(json_string_value(json_object_get(sg, "file")) ?: "", base) &&
+			    take_result(sg, ts, cpu, unfinished))
+				json_object_set(kernels, base, json_object_get(ts->result, "final_kernel"));
+	}
+	return kernels;
+}
+
+/*
+ * The parts passed alone but not together (a subgraph's inputs in the
+ * program differ from the ones its task drew): kernels one by one, in order
+ * of share, each kept when the whole still passes. Returns the last passing
+ * whole's evaluation (or the composition of what was kept), and replaces
+ * *kernels by the ones kept; NULL on an infrastructure failure.
+ */
+static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernels, json_t *out, json_t *first)
+{
+	json_t *use = json_object(), *order = json_array(), *e2e = NULL, *sg;
+	size_t i;
+	json_array_foreach(rows, i, sg)
+		if (json_object_get(*kernels, json_string_value(json_object_get(sg, "file"))))
+			json_array_append(order, sg);
+	for (size_t k = 0; k < json_array_size(order) && k < MAX_TRIES; k++) {
+		json_t *row = json_array_get(order, k), *res;
+		const char *file = json_string_value(json_object_get(row, "file"));
+		json_object_set(use, file, json_object_get(*kernels, file));
+		if (!(res = compose_and_evaluate(w, use)))
+			goto fail;
+		if (eval_passed(res)) {
+			json_decref(e2e);
+			e2e = res;
+			continue;
+		}
+		json_object_del(use, file);
+		json_object_set_new(row, "status", json_string("fails in the program"));
+		json_object_set_new(row, "why", json_sprintf("the whole failed with it: %s",
+							     json_string_value(json_object_get(res, "reason")) ?: "?"));
+		json_decref(res);
+	}
+	if (!e2e && !(e2e = compose_and_evaluate(w, use)))
+		goto fail;
+	json_object_set_new(out, "first_composition", json_pack("{s:O, s:O}", "verdict", json_object_get(first, "verdict"),
+								  "reason", json_object_get(first, "reason")));
+	json_decref(*kernels);
+	*kernels = use;
+	json_decref(order);
+	return e2e;
+fail:
+	json_decref(use);
+	json_decref(order);
+	json_decref(e2e);
+	return NULL;
+}
+
+/* The whole's end-to-end figures. */
+static json_t *end_to_end(const json_t *e2e, const json_t *baseline, int allow_torch)
+{
+	json_t *o = json_pack("{s:O, s:b}", "verdict", json_object_get(e2e, "verdict"), "allow_torch", allow_torch);
+	static const char *const from_eval[] = { "stage", "reason", "kernel_ms", "speedup_eager", "speedup_compile" };
+	for (size_t k = 0; k < sizeof(from_eval) / sizeof(from_eval[0]); k++)
+		json_object_set(o, from_eval[k], json_object_get(e2e, from_eval[k]) ?: json_null());
+	json_object_set(o, "eager_ms", json_object_get(baseline, "eager_ms") ?: json_null());
+	json_object_set(o, "compile_ms", json_object_get(baseline, "compile_ms") ?: json_null());
+	json_object_set(o, "flags", json_object_get(e2e, "flags"));
+	return o;
+}
+
+/* Amdahl: the whole's time from its parts: the optimized ones at their
+ * kernel's time (parts) or at their roofline bound (bound), the rest at
+ * their eager time; over the sum of all eager times. */
+static json_t *amdahl(const json_t *rows, int cpu)
+{
+	static const char *const tried_states[] = { "optimized", "fails in the program", "no kernel",
+						    "kernel slower than eager" };
+	double eager = 0, parts = 0, bound = 0;
+	const json_t *sg;
+	size_t i;
+	json_array_foreach(rows, i, sg) {
+		double e = json_num(sg, "eager_ms"), k = json_num(sg, "kernel_ms"), b = json_num(sg, "roofline_ms");
+		const char *status = json_string_value(json_object_get(sg, "status")) ?: "";
+		int used = json_is_true(json_object_get(sg, "used")), tried = 0;
+		for (size_t t = 0; t < sizeof(tried_states) / sizeof(tried_states[0]); t++)
+			tried |= !strcmp(status, tried_states[t]);
+		if (isnan(e))
+			continue;
+		eager += e;
+		parts += used && !isnan(k) ? k : e;
+		bound += tried && !isnan(b) && b > 0 ? fmin(b, e) : e;
+	}
+	return json_pack("{s:o, s:o, s:s}", "parts_speedup", eager > 0 && parts > 0 ? json_real(eager / parts) : json_null(),
+			 "bound_speedup", eager > 0 && bound > 0 && !cpu ? json_real(eager / bound) : json_null(), "basis",
+			 "the sum of the subgraphs' eager times, with the used kernels at their own times (parts) or every "
+			 "optimized subgraph at its roofline bound (bound)");
+}
+
+json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
+{
+	struct run_shared *rs = run_shared(r);
+	struct whole w = { rs, rs->eo, NULL, NULL, NULL, NULL, NULL, NULL };
+	struct strvec paths = STRVEC_INIT;
+	struct buf src = BUF_INIT;
+	struct pool_slot *slot;
+	json_t *plan = NULL, *baseline = NULL, *facts = NULL, *out = NULL, *rows, *sg, *kernels = NULL, *e2e = NULL;
+	char *dir = fs_join(run_dir(r), "split"), *program_py = fs_join(run_dir(r), "program.py");
+	int cpu, unfinished = 0;
+	size_t i;
+
+	w.eo.device = pool_device_name(rs->pool, 0);
+	w.eo.lock = pool_device_lock(rs->pool, 0);
+	w.eo.cache = rs->cache;
+	w.eo.cache_verdicts = 1;
+	cpu = !strcmp(w.eo.device, "cpu");
+	if (fs_read(task_path, &src) < 0)
+		goto out;
+	/* The split (a resumed run keeps its own), then the program's own baseline. */
+	if (!fs_exists(dir) || !(plan = program_load_plan(dir))) {
+		err_clear();
+		slot = pool_acquire(rs->pool, 0);
+		plan = program_split(slot->worker, &w.eo, task_path, buf_str(&src), 1, dir);
+		pool_release(rs->pool, slot);
+		if (!plan)
+			goto out;
+	}
+	slot = pool_acquire(rs->pool, 0);
+	facts = eval_device_facts(slot->worker, w.eo.device);
+	if (facts)
+		pool_set_memory(rs->pool, 0, eval_device_budget(facts, w.eo.device));
+	baseline = facts ? eval_baseline(slot->worker, &w.eo, buf_str(&src)) : NULL;
+	pool_release(rs->pool, slot);
+	if (!baseline)
+		goto out;
+	w.src = buf_str(&src);
+	w.plan = plan;
+	w.baseline = baseline;
+	w.dir = dir;
+	w.program_py = program_py;
+	out = json_pack("{s:s, s:s, s:o, s:b}", "task", task_path, "split_dir", dir, "subgraphs",
+			plan_rows(plan, wo, dir, &paths), "finished", 0);
+	rows = json_object_get(out, "subgraphs");
 	if (paths.n && run_add_tasks(r, &paths, NULL) < 0)
 		goto bad;
 	if (paths.n)
 		run_execute(r, 0, wo->progress);
-	/* What each subgraph task gave; kernels that passed and beat their
-	 * subgraph's eager time go into the program (on the CPU, every kernel
-	 * found: interpreter times say nothing about speed). */
-	kernels = json_object();
-	for (int t = 0; t < run_task_count(r); t++) {
-		const struct task_state *ts = run_task(r, t);
-		const json_t *res = ts->result;
-		const char *base = strrchr(ts->path, '/') ? strrchr(ts->path, '/') + 1 : ts->path;
-		double se = json_num(res, "speedup_eager");
-		json_array_foreach(rows, i, sg) {
-			if (strcmp(json_string_value(json_object_get(sg, "file")) ?: "", base))
-				continue;
-			json_object_set_new(sg, "task_id", json_string(ts->task_id));
-			json_object_set(sg, "kernel_ms", json_object_get(res, "kernel_ms") ?: json_null());
-			json_object_set(sg, "speedup_eager", json_object_get(res, "speedup_eager") ?: json_null());
-			json_object_set(sg, "sol_pct", json_object_get(res, "sol_pct") ?: json_null());
-			json_object_set(sg, "eager_sol_pct", json_object_get(res, "eager_sol_pct") ?: json_null());
-			json_object_set(sg, "roofline_ms", json_object_get(res, "roofline_ms") ?: json_null());
-			if (cpu) {
-				/* Interpreted kernels against the CPU's peaks: no speed of light. */
-				json_object_set_new(sg, "sol_pct", json_null());
-				json_object_set_new(sg, "eager_sol_pct", json_null());
-				json_object_set_new(sg, "roofline_ms", json_null());
-			}
-			if (ts->status == TASK_WAITING || ts->status == TASK_STOPPED) {
-				unfinished++;
-				json_object_set_new(sg, "status", json_string(task_status_name(ts->status)));
-				json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
-			} else if (json_is_true(json_object_get(res, "skipped_at_sol"))) {
-				json_object_set_new(sg, "status", json_string("at the speed of light"));
-				json_object_set(sg, "why", json_object_get(res, "stop_reason"));
-			} else if (!json_is_true(json_object_get(res, "found"))) {
-				json_object_set_new(sg, "status", json_string("no kernel"));
-				json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
-			} else if (!cpu && !(se > 1)) {
-				json_object_set_new(sg, "status", json_string("kernel slower than eager"));
-				json_object_set_new(sg, "why", json_sprintf("%.2fx of eager: the subgraph stays PyTorch", se));
-			} else {
-				json_object_set_new(sg, "status", json_string("optimized"));
-				json_object_set(kernels, base, json_object_get(res, "final_kernel"));
-			}
-		}
-	}
+	kernels = collect_kernels(r, rows, cpu, &unfinished);
 	if (unfinished) {
 		json_object_set_new(out, "why_unfinished",
 				    json_sprintf("%d subgraph task(s) have not finished (they wait for replies or stopped)",
 						 unfinished));
 		goto write;
 	}
-	e2e = evaluate_whole(rs, &eo, buf_str(&src), plan, dir, kernels, program_py, baseline, &composed);
+	e2e = compose_and_evaluate(&w, kernels);
 	if (e2e && !eval_passed(e2e) && json_object_size(kernels)) {
-		/* The parts passed alone but not together (a subgraph's inputs in the
-		 * program differ from the ones its task drew): kernels one by one, in
-		 * order of share, each kept when the whole still passes. */
-		json_t *use = json_object(), *order = json_array(), *first = e2e;
-		json_array_foreach(rows, i, sg)
-			if (json_object_get(kernels, json_string_value(json_object_get(sg, "file"))))
-				json_array_append(order, sg);
-		e2e = NULL;
-		for (size_t k = 0; k < json_array_size(order) && k < MAX_TRIES; k++) {
-			const json_t *row = json_array_get(order, k);
-			const char *file = json_string_value(json_object_get(row, "file"));
-			json_t *res;
-			json_object_set(use, file, json_object_get(kernels, file));
-			res = evaluate_whole(rs, &eo, buf_str(&src), plan, dir, use, program_py, baseline, &composed);
-			if (!res) {
-				json_decref(use);
-				json_decref(order);
-				json_decref(first);
-				goto bad;
-			}
-			if (eval_passed(res)) {
-				json_decref(e2e);
-				e2e = res;
-			} else {
-				json_object_del(use, file);
-				json_object_set_new((json_t *)row, "status", json_string("fails in the program"));
-				json_object_set_new((json_t *)row, "why", json_sprintf("the whole failed with it: %s",
-					json_string_value(json_object_get(res, "reason")) ?: "?"));
-				json_decref(res);
-			}
-		}
-		if (!e2e) {
-			e2e = evaluate_whole(rs, &eo, buf_str(&src), plan, dir, use, program_py, baseline, &composed);
-			if (!e2e) {
-				json_decref(use);
-				json_decref(order);
-				json_decref(first);
-				goto bad;
-			}
-		}
-		json_object_set_new(out, "first_composition", json_pack("{s:O, s:O}", "verdict",
-					json_object_get(first, "verdict"), "reason", json_object_get(first, "reason")));
-		json_decref(kernels);
-		kernels = use;
-		json_decref(order);
+		json_t *first = e2e;
+		e2e = keep_what_composes(&w, rows, &kernels, out, first);
 		json_decref(first);
 	}
 	if (!e2e)
@@ -211,38 +294,8 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 			json_object_get(sg, "file"))) != NULL));
 	json_object_set_new(out, "composed", json_string(program_py));
 	json_object_set_new(out, "finished", json_true());
-	json_object_set_new(out, "end_to_end", json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:b}", "verdict",
-		json_object_get(e2e, "verdict"), "stage", json_object_get(e2e, "stage") ?: json_null(), "reason",
-		json_object_get(e2e, "reason") ?: json_null(), "kernel_ms", json_object_get(e2e, "kernel_ms") ?: json_null(),
-		"eager_ms", json_object_get(baseline, "eager_ms") ?: json_null(), "compile_ms",
-		json_object_get(baseline, "compile_ms") ?: json_null(), "speedup_eager",
-		json_object_get(e2e, "speedup_eager") ?: json_null(), "speedup_compile",
-		json_object_get(e2e, "speedup_compile") ?: json_null(), "allow_torch", eo.allow_torch));
-	json_object_set(json_object_get(out, "end_to_end"), "flags", json_object_get(e2e, "flags"));
-	{
-		/* Amdahl: the whole's time from its parts: the optimized ones at their
-		 * kernel's time (parts) or at their roofline bound (bound), the rest at
-		 * their eager time; over the sum of all eager times. */
-		double eager = 0, parts = 0, bound = 0;
-		json_array_foreach(rows, i, sg) {
-			double e = json_num(sg, "eager_ms"), k = json_num(sg, "kernel_ms"), b = json_num(sg, "roofline_ms");
-			int used = json_is_true(json_object_get(sg, "used"));
-			int tried = !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "optimized") ||
-				    !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "fails in the program") ||
-				    !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "no kernel") ||
-				    !strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "kernel slower than eager");
-			if (isnan(e))
-				continue;
-			eager += e;
-			parts += used && !isnan(k) ? k : e;
-			bound += tried && !isnan(b) && b > 0 ? fmin(b, e) : e;
-		}
-		json_object_set_new(out, "amdahl", json_pack("{s:o, s:o, s:s}", "parts_speedup",
-			eager > 0 && parts > 0 ? json_real(eager / parts) : json_null(), "bound_speedup",
-			eager > 0 && bound > 0 && !cpu ? json_real(eager / bound) : json_null(), "basis",
-			"the sum of the subgraphs' eager times, with the used kernels at their own times (parts) or every "
-			"optimized subgraph at its roofline bound (bound)"));
-	}
+	json_object_set_new(out, "end_to_end", end_to_end(e2e, baseline, w.eo.allow_torch));
+	json_object_set_new(out, "amdahl", amdahl(rows, cpu));
 write:
 	{
 		char *path = fs_join(run_dir(r), "program.json"), *text = json_dumps(out, JSON_INDENT(1));
@@ -261,7 +314,7 @@ out:
 	json_decref(baseline);
 	json_decref(facts);
 	json_decref(kernels);
-	json_decref(composed);
+	json_decref(w.composed);
 	json_decref(e2e);
 	strvec_clear(&paths);
 	buf_release(&src);

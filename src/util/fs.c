@@ -215,15 +215,20 @@ char *fs_relative(const char *from_dir, const char *to)
 {
 	char *from = resolved(from_dir), *dest = resolved(to);
 	struct buf out = BUF_INIT;
-	size_t common = 0, i;
-	/* The longest shared prefix that ends at a component boundary. */
+	size_t common = 0, up = 0, i;
+	/* The longest shared prefix that ends at a component boundary: either
+	 * a '/' both have, or all of `from` when `to` goes on below it. */
 	for (i = 0; from[i] && from[i] == dest[i]; i++)
 		if (from[i] == '/')
 			common = i + 1;
-	if (!from[i] && (dest[i] == '/' || !dest[i]))
+	if (!from[i] && (dest[i] == '/' || !dest[i])) {
 		common = i + (dest[i] == '/');
-	if (from[common])
-		for (const char *s = from + common; *s;) {
+		up = i;	/* nothing of `from` is left to climb out of */
+	} else {
+		up = common;
+	}
+	if (up < strlen(from) && from[up])
+		for (const char *s = from + up; *s;) {
 			buf_adds(&out, "../");
 			s = strchr(s, '/');
 			if (!s)

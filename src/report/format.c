@@ -1,0 +1,75 @@
+/* format.c: how the report forms write one figure, a task's status and the run's setup. */
+#include "format.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+
+/* A task's status as the reports show it: a finished task that found no
+ * kernel is "no kernel" (its reason follows), not "done". */
+const char *fmt_status(const json_t *t)
+{
+	const char *st = json_string_value(json_object_get(t, "status")) ?: "?";
+	return !json_is_true(json_object_get(t, "found")) && !strcmp(st, "done") ? "no kernel" : st;
+}
+
+/* "12.3%", or "-" for a missing figure. */
+const char *fmt_pct(double v, char *out, size_t len)
+{
+	if (isnan(v))
+		snprintf(out, len, "-");
+	else
+		snprintf(out, len, "%.1f%%", v);
+	return out;
+}
+
+/* "1.23x" for a speedup, or "-" when there is none. `out` holds 16 bytes. */
+const char *fmt_ratio(double v, char *out)
+{
+	if (isnan(v))
+		snprintf(out, 16, "-");
+	else
+		snprintf(out, 16, "%.2fx", v);
+	return out;
+}
+
+/* One figure in `fmt`, or "-" when there is none. `out` holds 16 bytes. */
+const char *fmt_figure(const char *fmt, double v, char *out)
+{
+	if (isnan(v))
+		snprintf(out, 16, "-");
+	else
+		snprintf(out, 16, fmt, v);
+	return out;
+}
+
+/* "42%" for a rate, or "-" when there is none (no finished task). `out`
+ * holds 16 bytes. */
+const char *fmt_rate(double v, char *out)
+{
+	if (isnan(v))
+		snprintf(out, 16, "-");
+	else
+		snprintf(out, 16, "%.0f%%", 100 * v);
+	return out;
+}
+
+/* The setup as one line of text ("model M; devices D...; timing"), for both
+ * report forms. */
+char *fmt_setup_line(const json_t *rep)
+{
+	const json_t *su = json_object_get(rep, "setup"), *d;
+	struct buf b = BUF_INIT;
+	size_t i;
+	if (json_is_true(json_object_get(su, "judged_only")))
+		buf_adds(&b, "kernels made elsewhere, judged by egg's evaluator (no model); devices");
+	else
+		buf_addf(&b, "model %s; devices", json_string_value(json_object_get(su, "model")) ?: "(unknown)");
+	json_array_foreach(json_object_get(su, "devices"), i, d)
+		buf_addf(&b, " %s", json_string_value(d));
+	buf_addf(&b, "; %s", json_string_value(json_object_get(su, "timing")));
+	return buf_detach(&b);
+}

@@ -1,0 +1,23 @@
+/* format.h: the pieces of text the report forms share (text, HTML): figures
+ * with a dash where there is none, a task's shown status, the setup line. */
+#ifndef EGG_REPORT_FORMAT_H
+#define EGG_REPORT_FORMAT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* A finished task that found no kernel is "no kernel" (its reason follows), not "done". */
+const char *fmt_status(const json_t *task);
+/* "12.3%", or "-" for a missing figure. */
+const char *fmt_pct(double v, char *out, size_t len);
+/* "1.23x", or "-"; `out` holds 16 bytes. */
+const char *fmt_ratio(double v, char *out);
+/* One figure in `fmt`, or "-"; `out` holds 16 bytes. */
+const char *fmt_figure(const char *fmt, double v, char *out);
+/* "42%" for a rate, or "-" (no finished task); `out` holds 16 bytes. */
+const char *fmt_rate(double v, char *out);
+/* The run's setup as one line ("model M; devices D...; timing"). Owned. */
+char *fmt_setup_line(const json_t *rep);
+
+#endif

@@ -52,6 +52,7 @@ struct pipe {
 	int npool;
 	json_t *decisions;	/* summary lines carried between stages */
 	int stop;		/* 1: stop now (budget or infrastructure) */
+	int store_stop;		/* stopped because the run store refused a write */
 	int at_sol;		/* the best kernel reached --stop-at-sol: later stages are skipped */
 	int broken;		/* egg itself failed (err holds why); the run stops */
 	int chain;		/* LLM calls on the longest chain of calls that waited on each other */
@@ -134,14 +135,32 @@ static void eval_progress(void *arg, const char *step_text, double elapsed_s)
 }
 
 /* Evaluates c's source; NULL (and p->stop) on an infrastructure failure. */
+/* The run store refused a write: the task stops here, as an infrastructure
+ * failure (what it would do next could not be recorded). 1 when it did. */
+static int store_broken(struct pipe *p)
+{
+	const char *e = p->env->store_rec ? recorder_store_error(p->env->store_rec) : NULL;
+	if (!e)
+		return 0;
+	if (!p->store_stop) {
+		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "stopped: the run store cannot be written: %s",
+			 e);
+		p->out->infra = 1;
+		p->stop = p->store_stop = 1;
+	}
+	return 1;
+}
+
 static json_t *evaluate(struct pipe *p, const struct cand *c)
 {
 	double t0 = time_mono_ms(), t1;
-	struct pool_slot *slot = pool_acquire_for(p->env->pool, p->env->device,
-						  eval_need_bytes(p->env->baseline, p->env->eval.device));
+	struct pool_slot *slot;
 	struct evaluating ev = { p, c };
 	struct eval_opts o = p->env->eval;
 	json_t *res;
+	if (store_broken(p))
+		return NULL;
+	slot = pool_acquire_for(p->env->pool, p->env->device, eval_need_bytes(p->env->baseline, p->env->eval.device));
 	t1 = time_mono_ms();
 	o.progress = eval_progress;
 	o.progress_arg = &ev;
@@ -278,7 +297,12 @@ static char *code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v,
 		       const char *candidate, enum agent_outcome *oc)
 {
 	long before = p->env->agents->calls;
-	char *out = agent_code(p->env->agents, id, v, stage, candidate, oc);
+	char *out;
+	if (store_broken(p)) {
+		*oc = AGENT_MALFORMED;	/* no call made; stop_for sees the stop */
+		return NULL;
+	}
+	out = agent_code(p->env->agents, id, v, stage, candidate, oc);
 	p->chain += (int)(p->env->agents->calls - before);
 	return out;
 }
@@ -287,7 +311,12 @@ static json_t *json_call(struct pipe *p, enum prompt_id id, enum reply_schema sc
 			 const char *stage, const char *candidate, enum agent_outcome *oc)
 {
 	long before = p->env->agents->calls;
-	json_t *out = agent_json(p->env->agents, id, schema, v, stage, candidate, oc);
+	json_t *out;
+	if (store_broken(p)) {
+		*oc = AGENT_MALFORMED;	/* no call made; stop_for sees the stop */
+		return NULL;
+	}
+	out = agent_json(p->env->agents, id, schema, v, stage, candidate, oc);
 	p->chain += (int)(p->env->agents->calls - before);
 	return out;
 }
@@ -449,6 +478,8 @@ static int stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, co
 	struct agents *a = p->env->agents;
 	char *why = p->out->stop_reason;
 	size_t len = sizeof(p->out->stop_reason);
+	if (p->store_stop)
+		return 1;
 	if (oc == AGENT_MALFORMED || oc == AGENT_OK)
 		return 0;
 	if (oc == AGENT_WAITING) {

@@ -35,6 +35,8 @@ struct pipeline_env {
 	const json_t *baseline;		/* eager/compile times, or NULL */
 	struct agents *agents;
 	struct recorder *rec;
+	struct recorder *store_rec;	/* the task's own recorder: a write its store refused stops the
+					 * pipeline (branches record into buffers, this one stays); or NULL */
 	const char *task_source;
 	const char *existing_source;	/* the task's existing kernel, or NULL */
 	const json_t *existing_eval;	/* its evaluation (it passed), or NULL */

@@ -48,45 +48,41 @@ struct sink_ctx {
 	struct task_state *ts;
 };
 
-static void sink_call(void *ctx, json_t *call)
+static int sink_call(void *ctx, json_t *call)
 {
 	struct sink_ctx *s = ctx;
-	store_add_call(s->rc->store, s->rc->run_id, s->ts->task_id, call);
+	int rc = store_add_call(s->rc->store, s->rc->run_id, s->ts->task_id, call);
 	pthread_mutex_lock(&s->rc->mu);
 	s->ts->tokens += (long)(json_integer_value(json_object_get(call, "prompt_tokens")) +
 				json_integer_value(json_object_get(call, "completion_tokens")));
 	if (!json_is_true(json_object_get(call, "cached")))
 		s->ts->cost += json_number_value(json_object_get(call, "cost_usd"));
 	pthread_mutex_unlock(&s->rc->mu);
-	err_clear();
+	return rc;
 }
 
-static void sink_candidate(void *ctx, const char *id, const char *stage, const char *source, json_t *eval)
+static int sink_candidate(void *ctx, const char *id, const char *stage, const char *source, json_t *eval)
 {
 	struct sink_ctx *s = ctx;
-	store_add_candidate(s->rc->store, s->rc->run_id, s->ts->task_id, id, stage, source, eval);
-	err_clear();
+	return store_add_candidate(s->rc->store, s->rc->run_id, s->ts->task_id, id, stage, source, eval);
 }
 
-static void sink_profile(void *ctx, const char *id, json_t *profile)
+static int sink_profile(void *ctx, const char *id, json_t *profile)
 {
 	struct sink_ctx *s = ctx;
-	store_add_profile(s->rc->store, s->rc->run_id, s->ts->task_id, id, profile);
-	err_clear();
+	return store_add_profile(s->rc->store, s->rc->run_id, s->ts->task_id, id, profile);
 }
 
-static void sink_decision(void *ctx, json_t *d)
+static int sink_decision(void *ctx, json_t *d)
 {
 	struct sink_ctx *s = ctx;
-	store_add_decision(s->rc->store, s->rc->run_id, s->ts->task_id, d);
-	err_clear();
+	return store_add_decision(s->rc->store, s->rc->run_id, s->ts->task_id, d);
 }
 
-static void sink_step(void *ctx, json_t *step)
+static int sink_step(void *ctx, json_t *step)
 {
 	struct sink_ctx *s = ctx;
-	store_add_step(s->rc->store, s->rc->run_id, s->ts->task_id, step);
-	err_clear();
+	return store_add_step(s->rc->store, s->rc->run_id, s->ts->task_id, step);
 }
 
 static void progress(void *ctx, const char *stage, const char *text)
@@ -373,6 +369,10 @@ static json_t *write_outputs(struct task_work *w, const struct pipeline_result *
 		json_object_set(summary, "sol_stop", res->sol_stop);
 	if (broken)
 		json_object_set_new(summary, "infra_error", json_true());
+	if (recorder_failed(w->rec))
+		json_object_set_new(summary, "record_error",
+				    json_sprintf("some files of the run folder %s could not be written (a full disk?): the "
+						 "store holds the whole record", w->dir));
 	recorder_write_json(w->rec, "summary.json", summary);
 	/* The stage table egg optimize prints, kept with the run. */
 	path = fs_join(w->dir, "stages.txt");
@@ -421,7 +421,7 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	env.eval = w->eo;
 	env.baseline = w->baseline;
 	env.agents = &agents;
-	env.rec = w->rec;
+	env.rec = env.store_rec = w->rec;
 	env.task_source = w->task;
 	env.existing_source = w->existing_eval ? w->existing_source : NULL;
 	env.existing_eval = w->existing_eval;
@@ -456,8 +456,13 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	ts->tokens = 0;
 	ts->cost = 0;
 	pthread_mutex_unlock(&rc->mu);
-	if (rc->store)
-		store_task_begin(rc->store, rc->run_id, ts->task_id);
+	if (rc->store && store_task_begin(rc->store, rc->run_id, ts->task_id) < 0) {
+		char *why = xasprintf("stopped: the run store cannot be written: %s", err_msg());
+		err_clear();
+		finish(rc, ts, TASK_STOPPED, "infra", failure(ts->path, why));
+		free(why);
+		goto out;
+	}
 	w.eo.device = pool_device_name(rc->pool, ts->device);
 	w.eo.lock = pool_device_lock(rc->pool, ts->device);
 	w.eo.cache = rc->cache;

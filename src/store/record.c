@@ -16,6 +16,7 @@ struct recorder {
 	pthread_mutex_t lock;
 	int seq;
 	int failed;
+	char *store_error;		/* the sink's first refusal, or NULL */
 	json_t *trajectory;
 	struct recorder_sink sink;
 };
@@ -94,6 +95,27 @@ void recorder_replay(struct recorder *to, struct recorder *buffer)
 	recorder_close(buffer);
 }
 
+/* A sink hook's outcome: the first failure is kept, with its message. */
+static void sunk(struct recorder *r, int rc)
+{
+	if (rc >= 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (!r->store_error)
+		r->store_error = xstrdup(err_msg());
+	pthread_mutex_unlock(&r->lock);
+	err_clear();
+}
+
+const char *recorder_store_error(struct recorder *r)
+{
+	const char *e;
+	pthread_mutex_lock(&r->lock);
+	e = r->store_error;
+	pthread_mutex_unlock(&r->lock);
+	return e;
+}
+
 const char *recorder_dir(const struct recorder *r)
 {
 	return r->dir;
@@ -154,7 +176,7 @@ int recorder_call(struct recorder *r, const char *template_name, const char *sta
 		json_object_set_new(meta, "system", json_string(system));
 		json_object_set_new(meta, "user", json_string(user));
 		json_object_set_new(meta, "reply", json_string(reply ? reply : ""));
-		r->sink.call(r->sink.ctx, meta);
+		sunk(r, r->sink.call(r->sink.ctx, meta));
 	}
 	return seq;
 }
@@ -180,7 +202,7 @@ void recorder_candidate(struct recorder *r, const char *id, const char *stage, c
 	pthread_mutex_unlock(&r->lock);
 	free(text);
 	if (r->sink.candidate)
-		r->sink.candidate(r->sink.ctx, id, stage, source, eval);
+		sunk(r, r->sink.candidate(r->sink.ctx, id, stage, source, eval));
 }
 
 void recorder_profile(struct recorder *r, const char *id, json_t *profile)
@@ -198,7 +220,7 @@ void recorder_profile(struct recorder *r, const char *id, json_t *profile)
 	pthread_mutex_unlock(&r->lock);
 	free(text);
 	if (r->sink.profile)
-		r->sink.profile(r->sink.ctx, id, profile);
+		sunk(r, r->sink.profile(r->sink.ctx, id, profile));
 }
 
 void recorder_decision(struct recorder *r, json_t *decision)
@@ -221,7 +243,7 @@ void recorder_decision(struct recorder *r, json_t *decision)
 	free(text);
 	free(path);
 	if (r->sink.decision)
-		r->sink.decision(r->sink.ctx, decision);
+		sunk(r, r->sink.decision(r->sink.ctx, decision));
 }
 
 void recorder_step(struct recorder *r, json_t *step)
@@ -239,7 +261,7 @@ void recorder_step(struct recorder *r, json_t *step)
 	pthread_mutex_unlock(&r->lock);
 	free(text);
 	if (r->sink.step)
-		r->sink.step(r->sink.ctx, step);
+		sunk(r, r->sink.step(r->sink.ctx, step));
 }
 
 json_t *recorder_trajectory(struct recorder *r)
@@ -259,6 +281,7 @@ void recorder_close(struct recorder *r)
 	json_decref(r->events);
 	json_decref(r->trajectory);
 	pthread_mutex_destroy(&r->lock);
+	free(r->store_error);
 	free(r->dir);
 	free(r);
 }

@@ -11,18 +11,21 @@
  *   decisions.jsonl    one line per stage decision
  *   trajectory.json    every step so far (rewritten atomically after each step)
  *   run.json           settings and versions
- * Writes are best effort after open: a full disk never fails the run, it
- * sets recorder_failed. Thread-safe.
+ * Writes of the folder are best effort after open: a full disk never fails
+ * the run, it sets recorder_failed (the summary says so). The sink's writes
+ * (the run store) are not: the first that fails is kept
+ * (recorder_store_error), and the pipeline stops on it. Thread-safe.
  */
 struct recorder;
 
 struct recorder_sink {
-	/* Optional hooks (the run store); any may be NULL. */
-	void (*call)(void *ctx, json_t *call);
-	void (*candidate)(void *ctx, const char *id, const char *stage, const char *source, json_t *eval);
-	void (*profile)(void *ctx, const char *id, json_t *profile);
-	void (*decision)(void *ctx, json_t *decision);
-	void (*step)(void *ctx, json_t *step);
+	/* Optional hooks (the run store); any may be NULL. Each returns 0, or
+	 * -1 with the error set (the store refused the write). */
+	int (*call)(void *ctx, json_t *call);
+	int (*candidate)(void *ctx, const char *id, const char *stage, const char *source, json_t *eval);
+	int (*profile)(void *ctx, const char *id, json_t *profile);
+	int (*decision)(void *ctx, json_t *decision);
+	int (*step)(void *ctx, json_t *step);
 	void *ctx;
 };
 
@@ -45,6 +48,9 @@ void recorder_step(struct recorder *r, json_t *step);
 json_t *recorder_trajectory(struct recorder *r);
 void recorder_write_json(struct recorder *r, const char *name, json_t *obj);
 int recorder_failed(const struct recorder *r);
+/* Why the sink (the run store) refused a write, the first time it did; NULL
+ * while every write went through. */
+const char *recorder_store_error(struct recorder *r);
 void recorder_close(struct recorder *r);
 
 /*

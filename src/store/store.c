@@ -157,6 +157,17 @@ struct store *store_open(const char *dir)
 		err_clear();
 		time_sleep_ms(50);
 	}
+	{
+		/* A fault point for the tests: the store as if its disk held only
+		 * N pages (SQLite then refuses writes as on a full disk). */
+		const char *pages = getenv("EGG_FAULT_STORE_PAGES");
+		if (pages && *pages) {
+			char sql[64];
+			snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%ld", strtol(pages, NULL, 10));
+			exec(s, sql);
+			err_clear();
+		}
+	}
 	free(path);
 	return s;
 bad:

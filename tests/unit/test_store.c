@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../../src/report/report.h"
+#include "../../src/store/record.h"
 #include "../../src/store/store.h"
 #include "../../src/util/err.h"
 #include "../../src/util/fs.h"
@@ -211,8 +212,44 @@ static void report_metrics(void)
 	json_decref(cfg);
 }
 
+/* A sink that refuses its second write and every one after, as a full store would. */
+static int refusals;
+static int refusing_decision(void *ctx, json_t *d)
+{
+	(void)ctx;
+	(void)d;
+	if (++refusals < 2)
+		return 0;
+	err_set(ERR_INFRA, "store: database or disk is full (write %d)", refusals);
+	return -1;
+}
+
+static void recorder_keeps_the_store_error(void)
+{
+	char tmpl[] = "/tmp/egg-unit-rec-XXXXXX";
+	char *dir = mkdtemp(tmpl), *run;
+	struct recorder_sink sink = { NULL, NULL, NULL, refusing_decision, NULL, NULL };
+	struct recorder *r;
+	json_t *d = json_pack("{s:s}", "text", "x");
+	run = fs_join(dir, "run");
+	r = recorder_open(run, &sink);
+	recorder_decision(r, d);
+	CHECK(recorder_store_error(r) == NULL, "while the store takes every write, there is no store error");
+	recorder_decision(r, d);
+	recorder_decision(r, d);
+	CHECK_STR(recorder_store_error(r) ?: "(none)", "store: database or disk is full (write 2)",
+		  "the first refused write is kept, with its message");
+	CHECK(!recorder_failed(r) && err_kind() == ERR_NONE,
+	      "the folder's own writes still went through, and the error is not left pending");
+	recorder_close(r);
+	fs_remove_tree(dir);
+	free(run);
+	json_decref(d);
+}
+
 void suite_store(void)
 {
 	migrations();
 	report_metrics();
+	recorder_keeps_the_store_error();
 }

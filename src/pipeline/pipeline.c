@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../profile/ncu.h"
+#include "../agents/facts.h"
 #include "../profile/profile.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -201,66 +201,6 @@ static json_t *profile(struct pipe *p, struct cand *c)
 }
 
 /* ---- text for prompts ---- */
-
-static char *timing_text(struct pipe *p, const struct cand *c)
-{
-	const json_t *b = p->env->baseline;
-	struct buf t = BUF_INIT;
-	buf_addf(&t, "%.4f ms median per call", c->ms);
-	if (b && !isnan(json_num(b, "eager_ms")))
-		buf_addf(&t, "; PyTorch eager %.4f ms (%.2fx)", json_num(b, "eager_ms"), json_num(b, "eager_ms") / c->ms);
-	if (b && !isnan(json_num(b, "compile_ms")))
-		buf_addf(&t, "; torch.compile %.4f ms (%.2fx)", json_num(b, "compile_ms"), json_num(b, "compile_ms") / c->ms);
-	if (!strcmp(p->env->eval.device, "cpu"))
-		buf_adds(&t, " [CPU timings: Triton interpreter]");
-	else if (b && !isnan(json_num(b, "roofline_ms"))) {
-		const json_t *rl = json_object_get(b, "roofline");
-		buf_addf(&t, "\nSpeed of light: %.4f ms (", json_num(b, "roofline_ms"));
-		eval_roofline_text(&t, rl, NULL);
-		buf_adds(&t, "; measured peaks, the inputs, weights and outputs moved once)");
-		buf_addf(&t, "; this kernel runs at %.0f%% of it (eager at %.0f%%). Little is left to gain near 100%%.",
-			 100 * json_num(b, "roofline_ms") / c->ms, json_num(b, "eager_sol_pct"));
-	}
-	return buf_detach(&t);
-}
-
-static char *metrics_text(const json_t *prof, const struct stage *st, const struct cand *c)
-{
-	struct buf t = BUF_INIT;
-	const json_t *agg = json_object_get(prof, "aggregate"), *k;
-	size_t i;
-
-	if (!json_is_true(json_object_get(prof, "available"))) {
-		buf_addf(&t, "metrics unavailable: %s.\nStatic facts: %lld Triton launch(es) per forward call.",
-			 json_string_value(json_object_get(prof, "reason")) ?: "unknown reason",
-			 json_integer_value(json_object_get(c->eval, "triton_launches")));
-		return buf_detach(&t);
-	}
-	buf_addf(&t, "%lld kernel(s) per forward call; aggregated over them (percentages weighted by duration, "
-		     "grid of the longest kernel):\n", json_integer_value(json_object_get(prof, "kernel_count")));
-	/* Focus metrics first, then the rest. */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t m = 0; m < ncu_nmetrics; m++) {
-			int focus = 0;
-			const json_t *v = json_object_get(agg, ncu_metrics[m].key);
-			for (int f = 0; st && f < 4 && st->focus[f]; f++)
-				focus |= !strcmp(st->focus[f], ncu_metrics[m].key);
-			if (focus != (pass == 0))
-				continue;
-			if (json_is_number(v))
-				buf_addf(&t, "- %s = %.2f (%s)\n", ncu_metrics[m].key, json_number_value(v), ncu_metrics[m].label);
-			else
-				buf_addf(&t, "- %s = n/a (%s)\n", ncu_metrics[m].key, ncu_metrics[m].label);
-		}
-	json_array_foreach(json_object_get(prof, "kernels"), i, k) {
-		if (i >= 8)
-			break;
-		buf_addf(&t, "kernel %zu: %.80s, grid %s, block %s, %.0f ns\n", i,
-			 json_string_value(json_object_get(k, "name")), json_string_value(json_object_get(k, "grid")),
-			 json_string_value(json_object_get(k, "block")), json_num(k, "duration_ns"));
-	}
-	return buf_detach(&t);
-}
 
 static char *decisions_text(struct pipe *p)
 {
@@ -791,14 +731,7 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 		struct cand *c;
 		snprintf(idx, sizeof(idx), "%d", s);
 		snprintf(id, sizeof(id), "seed%d", s);
-		if (!approaches.len)
-			diversity = xstrdup(p->o->seeds > 1
-					    ? "Other seeds will use different algorithms; pick the one you consider most natural."
-					    : "Pick the algorithm you consider best for this device.");
-		else
-			diversity = xasprintf("Earlier seeds used these approaches: %s. Use a structurally different "
-					      "algorithm (different decomposition of the work, different data flow), not a "
-					      "re-tuning of those.", buf_str(&approaches));
+		diversity = agents_seed_diversity(p->o->seeds, approaches.len ? buf_str(&approaches) : NULL);
 		prompt_set(&v, "seed_index", idx);
 		prompt_set(&v, "seed_count", count);
 		prompt_set(&v, "diversity", diversity);
@@ -917,12 +850,14 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	struct prompt_vars v = { 0 };
 	enum agent_outcome oc;
 	struct buf focus = BUF_INIT;
-	char *timing = timing_text(p, parent), *metrics, *decisions, *plan = NULL, *src;
+	char *timing = agents_timing_text(p->env->baseline, p->env->eval.device, parent->ms), *metrics, *decisions,
+	     *plan = NULL, *src;
 	json_t *analysis = NULL;
 	struct cand *c, *accepted = NULL;
 	int better;
 
-	metrics = metrics_text(profile(p, parent), st, parent);
+	metrics = agents_metrics_text(profile(p, parent), st->focus, 4,
+				      json_integer_value(json_object_get(parent->eval, "triton_launches")));
 	decisions = st->sees_decisions ? decisions_text(p) : xstrdup("none yet");
 	for (int f = 0; f < 4 && st->focus[f]; f++)
 		buf_addf(&focus, "%s%s", f ? ", " : "", st->focus[f]);

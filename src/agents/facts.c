@@ -1,0 +1,77 @@
+/* facts.c: a candidate's facts as the prompts state them (agents/facts.h). */
+#include "facts.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../eval/eval.h"
+#include "../profile/ncu.h"
+#include "../util/buf.h"
+#include "../util/jsonnum.h"
+
+char *agents_timing_text(const json_t *b, const char *device, double ms)
+{
+	struct buf t = BUF_INIT;
+	buf_addf(&t, "%.4f ms median per call", ms);
+	if (b && !isnan(json_num(b, "eager_ms")))
+		buf_addf(&t, "; PyTorch eager %.4f ms (%.2fx)", json_num(b, "eager_ms"), json_num(b, "eager_ms") / ms);
+	if (b && !isnan(json_num(b, "compile_ms")))
+		buf_addf(&t, "; torch.compile %.4f ms (%.2fx)", json_num(b, "compile_ms"), json_num(b, "compile_ms") / ms);
+	if (!strcmp(device, "cpu"))
+		buf_adds(&t, " [CPU timings: Triton interpreter]");
+	else if (b && !isnan(json_num(b, "roofline_ms"))) {
+		const json_t *rl = json_object_get(b, "roofline");
+		buf_addf(&t, "\nSpeed of light: %.4f ms (", json_num(b, "roofline_ms"));
+		eval_roofline_text(&t, rl, NULL);
+		buf_adds(&t, "; measured peaks, the inputs, weights and outputs moved once)");
+		buf_addf(&t, "; this kernel runs at %.0f%% of it (eager at %.0f%%). Little is left to gain near 100%%.",
+			 100 * json_num(b, "roofline_ms") / ms, json_num(b, "eager_sol_pct"));
+	}
+	return buf_detach(&t);
+}
+
+char *agents_metrics_text(const json_t *prof, const char *const *focus, int nfocus, long long launches)
+{
+	struct buf t = BUF_INIT;
+	const json_t *agg = json_object_get(prof, "aggregate"), *k;
+	size_t i;
+
+	if (!json_is_true(json_object_get(prof, "available"))) {
+		buf_addf(&t, "metrics unavailable: %s.\nStatic facts: %lld Triton launch(es) per forward call.",
+			 json_string_value(json_object_get(prof, "reason")) ?: "unknown reason", launches);
+		return buf_detach(&t);
+	}
+	buf_addf(&t, "%lld kernel(s) per forward call; aggregated over them (percentages weighted by duration, "
+		     "grid of the longest kernel):\n", json_integer_value(json_object_get(prof, "kernel_count")));
+	/* Focus metrics first, then the rest. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t m = 0; m < ncu_nmetrics; m++) {
+			int is_focus = 0;
+			const json_t *v = json_object_get(agg, ncu_metrics[m].key);
+			for (int f = 0; focus && f < nfocus && focus[f]; f++)
+				is_focus |= !strcmp(focus[f], ncu_metrics[m].key);
+			if (is_focus != (pass == 0))
+				continue;
+			if (json_is_number(v))
+				buf_addf(&t, "- %s = %.2f (%s)\n", ncu_metrics[m].key, json_number_value(v), ncu_metrics[m].label);
+			else
+				buf_addf(&t, "- %s = n/a (%s)\n", ncu_metrics[m].key, ncu_metrics[m].label);
+		}
+	json_array_foreach(json_object_get(prof, "kernels"), i, k) {
+		if (i >= 8)
+			break;
+		buf_addf(&t, "kernel %zu: %.80s, grid %s, block %s, %.0f ns\n", i,
+			 json_string_value(json_object_get(k, "name")), json_string_value(json_object_get(k, "grid")),
+			 json_string_value(json_object_get(k, "block")), json_num(k, "duration_ns"));
+	}
+	return buf_detach(&t);
+}
+
+char *agents_seed_diversity(int seeds, const char *approaches)
+{
+	if (!approaches)
+		return xstrdup(seeds > 1 ? "Other seeds will use different algorithms; pick the one you consider most natural."
+					 : "Pick the algorithm you consider best for this device.");
+	return xasprintf("Earlier seeds used these approaches: %s. Use a structurally different algorithm (different "
+			 "decomposition of the work, different data flow), not a re-tuning of those.", approaches);
+}

@@ -20,7 +20,10 @@ static const struct {
 	{ "4090", 82.6, 82.6, 165, 1.0 }, { "A10", 31.2, 62.5, 125, 0.6 }, { "L4", 30.3, 60, 121, 0.3 },
 };
 
-char *agents_device_text(const json_t *facts, const char *device)
+/* The device text, with the measured peaks of `cal` (the worker's
+ * calibration) when there is one, else the data-sheet peaks of a known GPU:
+ * never both, so that a prompt does not state two different peaks. */
+static char *device_text(const json_t *facts, const char *device, const json_t *cal)
 {
 	const char *name;
 	struct buf t = BUF_INIT;
@@ -45,15 +48,27 @@ char *agents_device_text(const json_t *facts, const char *device)
 		buf_addf(&t, ", %.0f GB device memory", json_num(facts, "memory_bytes") / 1e9);
 	/* No free-memory figure: it changes from one start to the next, and a
 	 * prompt must not (a resumed run finds its replies by the prompt). */
-	for (size_t i = 0; i < sizeof(peaks) / sizeof(peaks[0]); i++)
-		if (strstr(name, peaks[i].name)) {
-			buf_addf(&t, "; data-sheet peaks: FP32 %.0f TFLOP/s (CUDA cores), TF32 %.0f and BF16 %.0f TFLOP/s "
-				     "(tensor cores), memory bandwidth %.2g TB/s",
-				 peaks[i].fp32, peaks[i].tf32, peaks[i].bf16, peaks[i].tbps);
-			break;
-		}
+	if (json_num(cal, "bandwidth_bytes_s") > 0 && json_num(cal, "fp32_flops_s") > 0) {
+		buf_addf(&t, "; measured peaks (egg's calibration on this GPU): FP32 %.0f TFLOP/s (CUDA cores), TF32 %.0f "
+			     "and BF16 %.0f TFLOP/s (tensor cores), memory bandwidth %.2g TB/s",
+			 json_num(cal, "fp32_flops_s") / 1e12, json_num(cal, "tf32_flops_s") / 1e12,
+			 json_num(cal, "bf16_flops_s") / 1e12, json_num(cal, "bandwidth_bytes_s") / 1e12);
+	} else {
+		for (size_t i = 0; i < sizeof(peaks) / sizeof(peaks[0]); i++)
+			if (strstr(name, peaks[i].name)) {
+				buf_addf(&t, "; data-sheet peaks: FP32 %.0f TFLOP/s (CUDA cores), TF32 %.0f and BF16 %.0f "
+					     "TFLOP/s (tensor cores), memory bandwidth %.2g TB/s",
+					 peaks[i].fp32, peaks[i].tf32, peaks[i].bf16, peaks[i].tbps);
+				break;
+			}
+	}
 	buf_addf(&t, "; driver %s", json_string_value(json_object_get(facts, "driver")) ?: "?");
 	return buf_detach(&t);
+}
+
+char *agents_device_text(const json_t *facts, const char *device)
+{
+	return device_text(facts, device, NULL);
 }
 
 const char *agents_precision_note(const char *precision, int half)
@@ -80,7 +95,7 @@ const char *agents_precision_note(const char *precision, int half)
 
 char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline)
 {
-	char *text = agents_device_text(facts, device), *with_io, *more;
+	char *text = device_text(facts, device, json_object_get(baseline, "calibration")), *with_io, *more;
 	size_t n = strlen(text);
 	double peak = json_num(baseline, "peak_bytes"), out = json_num(baseline, "output_bytes");
 	if (isnan(json_num(baseline, "input_bytes")))

@@ -312,9 +312,10 @@ out:
 		/* The speed of light: without a calibration (it failed) the
 		 * baseline has no roofline, and nothing else is lost. */
 		json_t *cal = eval_calibration(w, o, facts);
-		if (cal)
+		if (cal) {
 			eval_attach_roofline(res, cal, o->precision);
-		else
+			json_object_set(res, "calibration", cal);
+		} else
 			json_object_set_new(res, "roofline_error", json_string(err_msg()));
 		err_clear();
 		json_decref(cal);

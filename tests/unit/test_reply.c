@@ -133,6 +133,17 @@ void suite_reply(void)
 		t2 = agents_device_text(f2, "cuda:0");
 		CHECK_STR(t1, t2, "the device text is the same whatever memory was free at the start");
 		CHECK(strstr(t1, "150 GB device memory") != NULL, "it names the total memory");
+		CHECK(strstr(t1, "data-sheet peaks: FP32 67 TFLOP/s") != NULL, "without a calibration, the data sheet's peaks");
+		{
+			json_t *b = json_pack("{s:{s:f, s:f, s:f, s:f}}", "calibration", "fp32_flops_s", 54.2e12,
+					      "tf32_flops_s", 396e12, "bf16_flops_s", 790e12, "bandwidth_bytes_s", 4.3e12);
+			char *t3 = agents_task_device_text(f1, "cuda:0", b);
+			CHECK(strstr(t3, "measured peaks (egg's calibration on this GPU): FP32 54 TFLOP/s") &&
+			      strstr(t3, "memory bandwidth 4.3 TB/s") && !strstr(t3, "data-sheet"),
+			      "with a calibration, the measured peaks alone: never two figures for one peak");
+			free(t3);
+			json_decref(b);
+		}
 		CHECK(strstr(agents_precision_note("fp32", 0), "\"tf32x3\"") &&
 		      strstr(agents_precision_note("fp32", 1), "fp16/bf16: keep its dtypes"),
 		      "the precision rule follows the run's precision and the task's dtypes");

@@ -43,19 +43,8 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 		goto out;
 	if ((code = cmd_parse(self, tables, (int)all_args.n, all_args.v, &ctx)) >= 0)
 		goto out;
-	for (size_t i = 0; i < ctx.args.n; i++)
-		strvec_push(&paths, ctx.args.v[i]);
-	if (dir) {
-		if (!fs_is_dir(dir)) {
-			code = err_usage("'%s' is not a folder", dir);
-			goto out;
-		}
-		discover_tasks(dir, &paths);
-	}
-	if (!paths.n) {
-		code = err_usage("bench needs TASK.py files or --dir DIR");
+	if ((code = cmd_task_paths(self, &ctx.args, dir, &paths)) >= 0)
 		goto out;
-	}
 	if (device_flags_apply(&df, &ctx.cfg, &devices) < 0 || pipeline_flags_apply(&pf, &ro.po) < 0 ||
 	    eval_flags_apply(&ef, devices.v[0], &ro.eo) < 0) {
 		code = err_report();

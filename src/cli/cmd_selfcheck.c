@@ -17,10 +17,6 @@
 #include "../util/jsonnum.h"
 #include "cli.h"
 
-/* The CUDA context of each of an evaluation's two processes, on top of
- * what their allocators reserve. */
-#define CONTEXT_BYTES (600LL << 20)
-
 struct check {
 	struct pool *pool;
 	struct eval_opts eo;
@@ -104,8 +100,7 @@ static json_t *check_one(struct check *c, const char *path, int device)
 	slot = pool_acquire(c->pool, device);
 	size = eval_task_size(slot->worker, eo.device, buf_str(&src));
 	pool_release(c->pool, slot);
-	if (size && !isnan(json_num(size, "need_bytes")))
-		need = (long long)json_num(size, "need_bytes") + (strcmp(eo.device, "cpu") ? 2 * CONTEXT_BYTES : 0);
+	need = eval_size_need_bytes(size, eo.device);
 	err_clear();
 	slot = pool_acquire_for(c->pool, device, need);
 	t0 = time_mono_ms();
@@ -301,19 +296,8 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 
 	if (code >= 0)
 		goto out;
-	for (i = 0; i < ctx.args.n; i++)
-		strvec_push(&paths, ctx.args.v[i]);
-	if (dir) {
-		if (!fs_is_dir(dir)) {
-			code = err_usage("'%s' is not a folder", dir);
-			goto out;
-		}
-		discover_tasks(dir, &paths);
-	}
-	if (!paths.n) {
-		code = err_usage("selfcheck needs TASK.py files or --dir DIR");
+	if ((code = cmd_task_paths(self, &ctx.args, dir, &paths)) >= 0)
 		goto out;
-	}
 	if (trials < 0 || iters < 0 || warmup < 0 || jobs < 0 || per_device < 0) {
 		code = err_usage("--trials, --iters, --warmup, --jobs and --workers-per-device must not be negative");
 		goto out;

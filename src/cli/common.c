@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "../eval/worker.h"
+#include "../run/discover.h"
 #include "../store/store.h"
+#include "../util/fs.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 
@@ -113,4 +115,18 @@ int cmd_resumed_args(int argc, char **argv, struct strvec *all)
 	for (int i = 0; i < argc; i++)
 		strvec_push(all, argv[i]);
 	return 0;
+}
+
+int cmd_task_paths(const struct command *self, const struct strvec *args, const char *dir, struct strvec *paths)
+{
+	for (size_t i = 0; i < args->n; i++)
+		strvec_push(paths, args->v[i]);
+	if (dir) {
+		if (!fs_is_dir(dir))
+			return err_usage("'%s' is not a folder", dir);
+		discover_tasks(dir, paths);
+	}
+	if (!paths->n)
+		return err_usage("%s needs TASK.py files or --dir DIR", self->name);
+	return -1;
 }

@@ -478,6 +478,14 @@ long long eval_need_bytes(const json_t *baseline, const char *device)
 	return (long long)(2 * peak) + 2 * CONTEXT_BYTES;
 }
 
+long long eval_size_need_bytes(const json_t *size, const char *device)
+{
+	double need = json_num(size, "need_bytes");
+	if (isnan(need) || need <= 0)
+		return 0;
+	return (long long)need + (device && strcmp(device, "cpu") ? 2 * CONTEXT_BYTES : 0);
+}
+
 long long eval_device_budget(const json_t *facts, const char *device)
 {
 	double have = json_num(facts, "free_bytes");

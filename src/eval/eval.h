@@ -112,6 +112,10 @@ json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *
  * device pool's memory admission.
  */
 long long eval_need_bytes(const json_t *baseline, const char *device);
+/* The same rule before any baseline exists, from the task's sizes
+ * (eval_task_size's `need_bytes`, made on the meta device) plus, on a GPU,
+ * the two processes' CUDA contexts; 0 when the sizes are unknown. */
+long long eval_size_need_bytes(const json_t *size, const char *device);
 /* The memory budget of a GPU for admission: 90% of what its facts say is
  * free (else of its total); 0 for the CPU or without figures. */
 long long eval_device_budget(const json_t *facts, const char *device);

@@ -15,6 +15,7 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/timeutil.h"
+#include "replycache.h"
 #include "spool.h"
 
 #define MAX_REPLY_BYTES (32u << 20)
@@ -157,130 +158,6 @@ void llm_totals(struct llm *c, struct llm_totals *out)
 }
 
 /* ---- prices ---- */
-
-/* USD per million tokens (input, output): list prices at the time of writing;
- * extend or override with "prices" in the config file. */
-static const struct { const char *prefix; double in, out; } builtin_prices[] = {
-	{ "gpt-5.1", 1.25, 10.0 },
-	{ "gpt-5", 1.25, 10.0 },
-	{ "gpt-5-mini", 0.25, 2.0 },
-	{ "gpt-5-nano", 0.05, 0.4 },
-	{ "gpt-4.1", 2.0, 8.0 },
-	{ "gpt-4.1-mini", 0.4, 1.6 },
-	{ "gpt-4o", 2.5, 10.0 },
-	{ "gpt-4o-mini", 0.15, 0.6 },
-	{ "o3", 2.0, 8.0 },
-	{ "o4-mini", 1.1, 4.4 },
-	{ "claude-opus-4", 15.0, 75.0 },
-	{ "claude-opus-4-5", 5.0, 25.0 },
-	{ "claude-sonnet-4", 3.0, 15.0 },
-	{ "claude-haiku-4-5", 1.0, 5.0 },
-	{ "deepseek-chat", 0.28, 0.42 },
-	{ "deepseek-reasoner", 0.28, 0.42 },
-};
-
-double llm_price(const struct config *cfg, const char *model, long prompt_tokens,
-		 long completion_tokens)
-{
-	size_t best = 0;
-	double in = -1, out = -1;
-	const char *key;
-	json_t *v;
-
-	if (!model)
-		return -1;
-	for (size_t i = 0; i < sizeof(builtin_prices) / sizeof(builtin_prices[0]); i++) {
-		size_t n = strlen(builtin_prices[i].prefix);
-		if (n > best && !strncmp(model, builtin_prices[i].prefix, n)) {
-			best = n;
-			in = builtin_prices[i].in;
-			out = builtin_prices[i].out;
-		}
-	}
-	if (cfg->prices) {
-		/* The user's table wins over the built-in one on equal or longer prefixes. */
-		json_object_foreach(cfg->prices, key, v) {
-			size_t n = strlen(key);
-			if (n >= best && !strncmp(model, key, n)) {
-				best = n;
-				in = json_number_value(json_object_get(v, "input"));
-				out = json_number_value(json_object_get(v, "output"));
-			}
-		}
-	}
-	if (!best)
-		return -1;
-	return ((double)prompt_tokens * in + (double)completion_tokens * out) / 1e6;
-}
-
-/* ---- cache ---- */
-
-static void cache_key(const struct llm *c, const struct llm_request *req, long max_tokens,
-		      char key[65])
-{
-	struct hash_ctx *h = hash_begin();
-	char num[64];
-	/* The endpoint's URL is left out on purpose: a local server restarted on
-	 * another port serves the same model, and a resumed run should not pay
-	 * again. Provider and model name identify the model. */
-	hash_field(h, "egg-llm-cache-v2");
-	hash_field(h, c->cfg->provider);
-	hash_field(h, c->cfg->model);
-	hash_field(h, req->system);
-	hash_field(h, req->user);
-	snprintf(num, sizeof(num), "%.6g/%ld/%d/%s", c->cfg->temperature, max_tokens, req->sample,
-		 c->cfg->token_field);
-	hash_field(h, num);
-	hash_final(h, key);
-}
-
-static char *cache_path(const struct llm *c, const char key[65])
-{
-	return xasprintf("%s/%.2s/%s.json", c->cfg->cache_dir, key, key);
-}
-
-static int cache_read(const struct llm *c, const char key[65], struct llm_result *res)
-{
-	char *path = cache_path(c, key);
-	json_t *root = json_load_file(path, 0, NULL);
-	const char *content;
-	free(path);
-	if (!root)
-		return -1;
-	content = json_string_value(json_object_get(root, "content"));
-	if (!content) {
-		json_decref(root);
-		return -1;
-	}
-	res->content = xstrdup(content);
-	if (json_string_value(json_object_get(root, "finish_reason")))
-		res->finish_reason = xstrdup(json_string_value(json_object_get(root, "finish_reason")));
-	if (json_string_value(json_object_get(root, "model")))
-		res->model = xstrdup(json_string_value(json_object_get(root, "model")));
-	res->prompt_tokens = (long)json_integer_value(json_object_get(root, "prompt_tokens"));
-	res->completion_tokens = (long)json_integer_value(json_object_get(root, "completion_tokens"));
-	json_decref(root);
-	return 0;
-}
-
-static void cache_write(const struct llm *c, const char key[65], const struct llm_result *res)
-{
-	char *dir = xasprintf("%s/%.2s", c->cfg->cache_dir, key);
-	char *path = cache_path(c, key);
-	json_t *root = json_pack("{s:s, s:s?, s:s?, s:I, s:I}", "content", res->content,
-				 "finish_reason", res->finish_reason, "model", res->model,
-				 "prompt_tokens", (json_int_t)res->prompt_tokens,
-				 "completion_tokens", (json_int_t)res->completion_tokens);
-	char *text = json_dumps(root, JSON_COMPACT);
-	/* A cache failure never fails the call: the reply is in hand. */
-	if (text && fs_mkdir_p(dir) == 0)
-		fs_write_atomic(path, text, strlen(text));
-	err_clear();
-	free(text);
-	json_decref(root);
-	free(path);
-	free(dir);
-}
 
 /* ---- HTTP ---- */
 
@@ -470,7 +347,7 @@ static int spooled_call(struct llm *c, const struct llm_request *req, long max_t
 	res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens, res->completion_tokens);
 	memset(&r, 0, sizeof(r));
 	if (c->use_cache)
-		cache_write(c, res->cache_key, res);
+		replycache_write(c->cfg->cache_dir, res->cache_key, res);
 	spool_done(cfg->llm_spool, res->cache_key);
 	account(c, res);
 	return 0;
@@ -504,8 +381,8 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	cache_key(c, req, max_tokens, res->cache_key);
-	if (c->use_cache && cache_read(c, res->cache_key, res) == 0) {
+	replycache_key(c->cfg, req, max_tokens, res->cache_key);
+	if (c->use_cache && replycache_read(c->cfg->cache_dir, res->cache_key, res) == 0) {
 		/* A request parked again by a copied spool is answered: not pending. */
 		if (cfg->llm_spool)
 			spool_done(cfg->llm_spool, res->cache_key);
@@ -601,7 +478,7 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 				res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens,
 							  res->completion_tokens);
 				if (c->use_cache)
-					cache_write(c, res->cache_key, res);
+					replycache_write(c->cfg->cache_dir, res->cache_key, res);
 				account(c, res);
 				buf_release(&r.body);
 				rc = 0;

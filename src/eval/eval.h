@@ -4,6 +4,8 @@
 
 #include <jansson.h>
 
+#include "roofline.h"
+
 #include "cache.h"
 #include "worker.h"
 
@@ -72,23 +74,8 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
  * error. eval_baseline calls it.
  */
 json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json_t *device_facts);
-/*
- * Adds the speed of light to a baseline that has the reference's `work`
- * (FLOPs and least bytes per forward): `roofline` {flops, bytes, peak,
- * peak_flops_s, bandwidth_bytes_s, compute_ms, memory_ms, bound},
- * `roofline_ms` = max(FLOPs / peak, bytes / bandwidth) with the peak of the
- * precision in force, and `eager_sol_pct`, `compile_sol_pct` (100 *
- * roofline_ms / time). Nothing is added when a figure is missing.
- */
-void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision);
-/* Appends what a roofline bound is made of, in the words every surface
- * uses (egg eval, the profile agent's prompt): "memory-bound: 190.0 MB at
- * 4.50 TB/s" or "compute-bound: 275 GFLOP at 784.4 TFLOP/s bf16" (int8
- * work in GOP and TOP/s). basis: "memory" or "compute" names that side
- * alone; NULL gives the bound's own side and then the other one's figures
- * (unless no work was counted there). */
-struct buf;
-void eval_roofline_text(struct buf *b, const json_t *roofline, const char *basis);
+/* The speed of light of a baseline: eval/roofline.h. */
+
 
 /*
  * Evaluates a candidate. The result is the worker's verdict plus eager_ms,

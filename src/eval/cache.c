@@ -94,14 +94,22 @@ void evcache_free(struct evcache *c)
 	free(c);
 }
 
-/* The MAC of an object without its "mac" member, over its canonical text. */
-static void mac_of(const struct evcache *c, const json_t *value, char hex[65])
+/* Entries of this format bind their MAC to their kind and key; older ones
+ * (without "mac_format") are stale, not forged: measured again, uncounted. */
+#define MAC_FORMAT 2
+
+/* The MAC of an entry: its kind and key, then its canonical text without
+ * the "mac" member (so that an entry copied under another key or kind, as
+ * a passing verdict moved onto another candidate, fails it). */
+static void mac_of(const struct evcache *c, const char *kind, const char key[65], const json_t *value, char hex[65])
 {
 	json_t *copy = json_deep_copy(value);
-	char *text;
+	char *text, *bound;
 	json_object_del(copy, "mac");
 	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-	hash_hmac_hex(c->key, KEY_BYTES, text ? text : "", text ? strlen(text) : 0, hex);
+	bound = xasprintf("%s\n%.64s\n%s", kind, key, text ? text : "");
+	hash_hmac_hex(c->key, KEY_BYTES, bound, strlen(bound), hex);
+	free(bound);
 	free(text);
 	json_decref(copy);
 }
@@ -122,7 +130,11 @@ json_t *evcache_get(struct evcache *c, const char *kind, const char key[65])
 		json_decref(o);
 		return NULL;
 	}
-	mac_of(c, o, want);
+	if (json_integer_value(json_object_get(o, "mac_format")) != MAC_FORMAT) {
+		json_decref(o);
+		return NULL;
+	}
+	mac_of(c, kind, key, o, want);
 	got = json_string_value(json_object_get(o, "mac"));
 	if (!got || strcmp(got, want)) {
 		pthread_mutex_lock(&c->mu);
@@ -132,6 +144,7 @@ json_t *evcache_get(struct evcache *c, const char *kind, const char key[65])
 		return NULL;
 	}
 	json_object_del(o, "mac");
+	json_object_del(o, "mac_format");
 	return o;
 }
 
@@ -143,7 +156,8 @@ void evcache_put(struct evcache *c, const char *kind, const char key[65], const 
 		json_decref(copy);
 		return;
 	}
-	mac_of(c, copy, mac);
+	json_object_set_new(copy, "mac_format", json_integer(MAC_FORMAT));
+	mac_of(c, kind, key, copy, mac);
 	json_object_set_new(copy, "mac", json_string(mac));
 	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 	path = entry_path(c, kind, key);

@@ -16,6 +16,7 @@ static const struct { const char *name; void (*fn)(void); } suites[] = {
 	{ "reply", suite_reply },
 	{ "pool", suite_pool },
 	{ "store", suite_store },
+	{ "cache", suite_cache },
 };
 
 int main(int argc, char **argv)

@@ -28,6 +28,7 @@ extern int unit_count, unit_failed;
 /* The suites; each file defines one. */
 void suite_util(void);
 void suite_config(void);
+void suite_cache(void);
 void suite_llm(void);
 void suite_proc(void);
 void suite_ncu(void);

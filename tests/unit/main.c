@@ -17,6 +17,7 @@ static const struct { const char *name; void (*fn)(void); } suites[] = {
 	{ "pool", suite_pool },
 	{ "store", suite_store },
 	{ "cache", suite_cache },
+	{ "run", suite_run },
 };
 
 int main(int argc, char **argv)

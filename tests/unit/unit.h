@@ -29,6 +29,7 @@ extern int unit_count, unit_failed;
 void suite_util(void);
 void suite_config(void);
 void suite_cache(void);
+void suite_run(void);
 void suite_llm(void);
 void suite_proc(void);
 void suite_ncu(void);

@@ -13,6 +13,9 @@
 #include "cli.h"
 #include "flags.h"
 
+/* egg bench: parse, resume or open the run, execute it, report, and the exit code.
+ * Over 100 lines because its option table and its exit rules are the
+ * command's contract, read best in one place. */
 int cmd_bench(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };

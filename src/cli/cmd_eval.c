@@ -139,6 +139,10 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
 	return code;
 }
 
+/* egg eval of one pair (or, with no kernel, the task's own figures; the batch
+ * forms are cmd_eval_batch.c). Over 100 lines: the option table and the
+ * verdict's exit rules (a timing that ran out is not a rejection) belong
+ * together. */
 int cmd_eval(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };

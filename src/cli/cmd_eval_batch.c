@@ -214,6 +214,8 @@ static void print_pairs(FILE *f, struct run *run)
 	}
 }
 
+/* egg eval --batch / --kernelbench. Over 100 lines: the option table, the
+ * two ways pairs are read and the exit rules are the command's contract. */
 int cmd_eval_batch(int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };

@@ -158,6 +158,9 @@ out:
 	return code;
 }
 
+/* egg optimize: one task (or, with --split, a whole program: optimize_whole).
+ * Over 100 lines: its option table alone is 25; the rest is the run's
+ * setup, the table and the exit (task_exit). */
 int cmd_optimize(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };

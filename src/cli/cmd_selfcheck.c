@@ -264,6 +264,9 @@ static void print_table(const json_t *rows, const json_t *sum)
 		       json_string_value(json_object_get(row, "reason")) ?: "?");
 }
 
+/* egg selfcheck: every task through the whole evaluation path with its own
+ * Model as the candidate. Over 100 lines: options, the device pool with its
+ * memory budgets, the worker threads and the summary in one flow. */
 int cmd_selfcheck(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };

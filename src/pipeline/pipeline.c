@@ -689,6 +689,8 @@ static void seed_line_run(struct pipe *b, void *arg)
  * the next request, and the lines are joined in seed order: first every
  * validation (the seed stage's selection), then every refinement (the
  * refinement stage's selection among the seeds and their refinements).
+ * Over 100 lines: writing the seeds in order and joining their lines in
+ * order are one piece of logic; split, that order would be hidden.
  */
 static void run_seeds(struct pipe *p, int *seeds_at_sol)
 {

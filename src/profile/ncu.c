@@ -132,6 +132,9 @@ static long column(const struct strvec *header, const char *name)
 	return -1;
 }
 
+/* ncu.h's contract. Over 100 lines: one pass over the CSV (its quoting, its
+ * header and units rows, kernels and metrics) in one loop is easier to
+ * check against a capture than the same pass cut into pieces. */
 int ncu_parse(const char *text, size_t len, struct ncu_report *out, char *why, size_t why_len)
 {
 	struct strvec header = STRVEC_INIT, row = STRVEC_INIT;

@@ -235,6 +235,10 @@ static void copy_field(json_t *to, const char *key, const json_t *from)
 static json_t *judged_summary(const struct task_state *ts, const char *device, const char *dir,
 			      const json_t *baseline, const json_t *res)
 {
+	static const char *const from_verdict[] = { "kernel_ms", "speedup_eager", "speedup_compile", "sol_pct", "trials",
+						    "correct_trials", "max_abs_err", "flags" };
+	static const char *const from_baseline[] = { "eager_ms", "compile_ms", "roofline_ms", "eager_sol_pct",
+						     "compile_sol_pct" };
 	const char *verdict = json_string_value(json_object_get(res, "verdict")) ?: "fail";
 	const char *stage = json_string_value(json_object_get(res, "stage")) ?: "?";
 	int pass = !strcmp(verdict, "pass");
@@ -252,19 +256,10 @@ static json_t *judged_summary(const struct task_state *ts, const char *device, c
 	else
 		json_object_set_new(s, "stop_reason", json_sprintf("failed at %s: %s", stage,
 								   json_string_value(json_object_get(res, "reason")) ?: "no reason given"));
-	copy_field(s, "kernel_ms", res);
-	copy_field(s, "eager_ms", baseline);
-	copy_field(s, "compile_ms", baseline);
-	copy_field(s, "speedup_eager", res);
-	copy_field(s, "speedup_compile", res);
-	copy_field(s, "sol_pct", res);
-	copy_field(s, "roofline_ms", baseline);
-	copy_field(s, "eager_sol_pct", baseline);
-	copy_field(s, "compile_sol_pct", baseline);
-	copy_field(s, "trials", res);
-	copy_field(s, "correct_trials", res);
-	copy_field(s, "max_abs_err", res);
-	copy_field(s, "flags", res);
+	for (size_t i = 0; i < sizeof(from_verdict) / sizeof(from_verdict[0]); i++)
+		copy_field(s, from_verdict[i], res);
+	for (size_t i = 0; i < sizeof(from_baseline) / sizeof(from_baseline[0]); i++)
+		copy_field(s, from_baseline[i], baseline);
 	json_object_set_new(s, "compiled", json_boolean(compiled));
 	json_object_set_new(s, "correctness", json_boolean(correct));
 	json_object_set(s, "runtime", pass ? json_object_get(res, "kernel_ms") ?: json_null() : json_real(-1));

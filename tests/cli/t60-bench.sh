@@ -48,10 +48,12 @@ for lock, spans in iv.items():
     spans = sorted(spans)
     assert all(b[0] >= a[1] for a, b in zip(spans, spans[1:])), f"overlap on {lock}"
 n = db.execute("select count(*) from steps where run_id = ?", (run,)).fetchone()[0]
-# Per found task: two seeds, a repair, the refinement and its selection, the
-# mapping candidate and its selection (tiling and memory return the kernel
-# unchanged: nothing to evaluate).
-assert n == 14, n
+# Per found task at least: two seeds, a repair, the refinement and its
+# selection, the mapping candidate and its selection (tiling and memory
+# answer with the refined kernel: unchanged when that is the parent, and
+# nothing is evaluated; when CPU timings make another kernel the parent, they
+# are evaluated too).
+assert n >= 14, n
 PY
 
 run_egg runs

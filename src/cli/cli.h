@@ -58,6 +58,9 @@ int cmd_resumed_args(int argc, char **argv, struct strvec *all);
 /* The task files of a command of many (bench, selfcheck): its arguments,
  * then every *.py under `dir` (may be NULL). Returns -1 (to go on) or the
  * usage error's exit code (a dir that is no folder, no task at all). */
+/* The eval worker of a one-job command (eval, split, profile), its stderr in
+ * STORE/logs/worker.log. */
+struct worker *cmd_start_worker(const struct cmd_ctx *ctx);
 int cmd_task_paths(const struct command *self, const struct strvec *args, const char *dir, struct strvec *paths);
 /* Prints `obj` as one line of JSON on stdout and releases it. */
 void cmd_print_json(json_t *obj);

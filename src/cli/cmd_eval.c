@@ -159,7 +159,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *baseline = NULL, *res = NULL;
-	char *log_dir = NULL, *log_path = NULL, *cache_dir = NULL;
+	char *cache_dir = NULL;
 	int code;
 
 	if (cmd_eval_is_batch(argc, argv))
@@ -179,11 +179,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
-	log_dir = fs_join(ctx.cfg.store, "logs");
-	if (fs_mkdir_p(log_dir) == 0)
-		log_path = fs_join(log_dir, "worker.log");
-	err_clear();
-	w = worker_new(&ctx.cfg, ctx.kind, log_path);
+	w = cmd_start_worker(&ctx);
 	if (ctx.args.n == 1) {
 		/* No kernel: the task's own figures (baselines, speed of light). */
 		code = baseline_only(&ctx, w, &o);
@@ -246,8 +242,6 @@ out:
 	worker_free(w);
 	evcache_close(o.cache);
 	free(cache_dir);
-	free(log_dir);
-	free(log_path);
 	buf_release(&task);
 	buf_release(&kernel);
 	cmd_ctx_clear(&ctx);

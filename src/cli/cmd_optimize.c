@@ -97,7 +97,7 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 			  const char *resume, int quiet)
 {
 	struct run *run;
-	struct whole_opts wo = { min_share > 0 ? min_share : 0.02, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
+	struct whole_opts wo = { min_share >= 0 ? min_share : 0.02, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
 	json_t *prog = NULL;
 	const json_t *e;
 	int code;
@@ -171,7 +171,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	struct run *run = NULL;
 	const char *output = NULL, *run_dir = NULL, *existing = NULL, *resume = NULL;
 	int table = 0, split = 0, code;
-	double min_share = 0;
+	double min_share = -1;	/* not given */
 	const struct opt own[] = {
 		{ "output", 'o', OPT_STRING, &output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
 		{ "run-dir", 0, OPT_STRING, &run_dir, "DIR", "run folder (default STORE/runs/RUN/TASK)" },
@@ -180,7 +180,8 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		  "a whole program: split it into subgraphs, optimize those worth it as one run, compose them into "
 		  "OUT.py (ModelNew) and verify it end to end" },
 		{ "min-share", 0, OPT_DOUBLE, &min_share, "F",
-		  "with --split: subgraphs under this share of the program's eager time stay PyTorch (default 0.02)" },
+		  "with --split: subgraphs under this share of the program's eager time stay PyTorch (default 0.02; "
+		  "0: every subgraph is optimized)" },
 		{ "resume", 0, OPT_STRING, &resume, "RUN", "with --split: go on with run RUN (after a crash, or with new "
 		  "spool replies)" },
 		{ "existing", 0, OPT_STRING, &existing, "KERNEL.py",
@@ -226,7 +227,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	ro.task_max_cost = pf.max_cost;
 	ro.config = config;
 	ro.existing = existing;
-	if ((resume || min_share) && !split) {
+	if ((resume || min_share >= 0) && !split) {
 		code = err_usage("--resume and --min-share go with --split");
 		goto out;
 	}

@@ -36,7 +36,6 @@ int cmd_profile(const struct command *self, int argc, char **argv)
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *res = NULL;
-	char *log_dir = NULL, *log_path = NULL;
 	int code = cmd_parse(self, NULL, argc, argv, &ctx);
 
 	if (code >= 0)
@@ -46,11 +45,7 @@ int cmd_profile(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	eval_opts_init(&o, ctx.device);
-	log_dir = fs_join(ctx.cfg.store, "logs");
-	if (fs_mkdir_p(log_dir) == 0)
-		log_path = fs_join(log_dir, "worker.log");
-	err_clear();
-	w = worker_new(&ctx.cfg, ctx.kind, log_path);
+	w = cmd_start_worker(&ctx);
 	res = profile_candidate(w, &o, buf_str(&task), buf_str(&kernel));
 	if (ctx.json)
 		cmd_print_json(json_incref(res));
@@ -65,8 +60,6 @@ int cmd_profile(const struct command *self, int argc, char **argv)
 out:
 	json_decref(res);
 	worker_free(w);
-	free(log_dir);
-	free(log_path);
 	buf_release(&task);
 	buf_release(&kernel);
 	cmd_ctx_clear(&ctx);

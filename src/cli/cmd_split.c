@@ -52,7 +52,6 @@ int cmd_split(const struct command *self, int argc, char **argv)
 	struct buf task = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *plan = NULL;
-	char *log_dir = NULL, *log_path = NULL;
 
 	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;
@@ -61,11 +60,7 @@ int cmd_split(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	eval_opts_init(&o, ctx.device);
-	log_dir = fs_join(ctx.cfg.store, "logs");
-	if (fs_mkdir_p(log_dir) == 0)
-		log_path = fs_join(log_dir, "worker.log");
-	err_clear();
-	w = worker_new(&ctx.cfg, ctx.kind, log_path);
+	w = cmd_start_worker(&ctx);
 	plan = program_split(w, &o, ctx.args.v[0], buf_str(&task), !no_measure, ctx.args.v[1]);
 	if (!plan) {
 		err_prefix("cannot split '%s'", ctx.args.v[0]);
@@ -80,8 +75,6 @@ int cmd_split(const struct command *self, int argc, char **argv)
 out:
 	json_decref(plan);
 	worker_free(w);
-	free(log_dir);
-	free(log_path);
 	buf_release(&task);
 	cmd_ctx_clear(&ctx);
 	return code;

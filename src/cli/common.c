@@ -130,3 +130,16 @@ int cmd_task_paths(const struct command *self, const struct strvec *args, const 
 		return err_usage("%s needs TASK.py files or --dir DIR", self->name);
 	return -1;
 }
+
+struct worker *cmd_start_worker(const struct cmd_ctx *ctx)
+{
+	char *dir = fs_join(ctx->cfg.store, "logs"), *log = NULL;
+	struct worker *w;
+	if (fs_mkdir_p(dir) == 0)
+		log = fs_join(dir, "worker.log");
+	err_clear();
+	w = worker_new(&ctx->cfg, ctx->kind, log);
+	free(log);
+	free(dir);
+	return w;
+}

@@ -28,7 +28,6 @@ struct pool {
 	pthread_cond_t freed;
 	struct device *dev;
 	int ndev;
-	char **log_paths;
 };
 
 struct pool *pool_new(const struct config *cfg, const char *const *devices, int ndevices, int per_device,
@@ -40,7 +39,6 @@ struct pool *pool_new(const struct config *cfg, const char *const *devices, int 
 	pthread_cond_init(&p->freed, NULL);
 	p->ndev = ndevices;
 	p->dev = xcalloc((size_t)ndevices, sizeof(*p->dev));
-	p->log_paths = xcalloc((size_t)(ndevices * per_device), sizeof(char *));
 	for (int d = 0; d < ndevices; d++) {
 		struct device *dv = &p->dev[d];
 		const char *kind = worker_device_kind(devices[d]);
@@ -56,8 +54,8 @@ struct pool *pool_new(const struct config *cfg, const char *const *devices, int 
 		dv->busy = xcalloc((size_t)per_device, sizeof(int));
 		for (int i = 0; i < per_device; i++) {
 			char *log = log_dir ? xasprintf("%s/worker-%s-%d.log", log_dir, dv->lock, i) : NULL;
-			p->log_paths[d * per_device + i] = log;
 			dv->slots[i].worker = worker_new(cfg, kind, log);
+			free(log);
 			dv->slots[i].device = d;
 			dv->slots[i].device_name = dv->name;
 			dv->slots[i].lock = dv->lock;
@@ -183,16 +181,13 @@ void pool_free(struct pool *p)
 	if (!p)
 		return;
 	for (int d = 0; d < p->ndev; d++) {
-		for (int i = 0; i < p->dev[d].nslots; i++) {
+		for (int i = 0; i < p->dev[d].nslots; i++)
 			worker_free(p->dev[d].slots[i].worker);
-			free(p->log_paths[d * p->dev[d].nslots + i]);
-		}
 		free(p->dev[d].slots);
 		free(p->dev[d].busy);
 		free(p->dev[d].name);
 		free(p->dev[d].lock);
 	}
-	free(p->log_paths);
 	free(p->dev);
 	pthread_cond_destroy(&p->freed);
 	pthread_mutex_destroy(&p->mu);

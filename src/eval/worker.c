@@ -48,7 +48,7 @@ void worker_signal_all(int sig)
 struct worker {
 	const struct config *cfg;
 	const char *kind;
-	const char *log_path;
+	char *log_path;		/* owned */
 	struct proc proc;
 	int running;
 	struct buf pending;	/* bytes read past the last line */
@@ -88,7 +88,7 @@ struct worker *worker_new(const struct config *cfg, const char *device_kind, con
 	struct worker *w = xcalloc(1, sizeof(*w));
 	w->cfg = cfg;
 	w->kind = device_kind;
-	w->log_path = log_path;
+	w->log_path = log_path ? xstrdup(log_path) : NULL;
 	w->proc = (struct proc)PROC_INIT;
 	buf_init(&w->pending, MAX_LINE);
 	return w;
@@ -401,5 +401,6 @@ void worker_free(struct worker *w)
 	json_decref(w->hello);
 	json_decref(w->probe);
 	buf_release(&w->pending);
+	free(w->log_path);
 	free(w);
 }

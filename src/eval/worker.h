@@ -18,8 +18,8 @@ struct worker;
  * its own in its hello line, and a mismatch is refused). */
 #define WORKER_PROTOCOL 3
 
-/* `log_path` receives the worker's stderr (NULL: discarded). Borrowed
- * strings must outlive the worker. Never fails: errors surface on calls. */
+/* `log_path` (copied) receives the worker's stderr (NULL: discarded); `cfg`
+ * must outlive the worker. Never fails: errors surface on calls. */
 struct worker *worker_new(const struct config *cfg, const char *device_kind, const char *log_path);
 /*
  * Sends `request` (its "id" is set here) and waits up to `timeout_ms` for

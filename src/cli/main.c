@@ -37,7 +37,8 @@ static const struct command commands[] = {
 	{ "eval", cmd_eval, "TASK.py [KERNEL.py] [--device cpu|cuda[:N]] [--trials N] [--json] | --batch LIST | "
 	  "--kernelbench KB_DIR --generations GEN_DIR",
 	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager, torch.compile "
-	  "and the roofline bound; without a kernel, measure those three for the task.",
+	  "and the roofline bound; without a kernel, measure those three for the task; with --batch or --kernelbench, "
+	  "judge kernels made elsewhere, many pairs as one resumable run.",
 	  WORKER | STORE | JSON | DEVICE, 1, 2 },
 	{ "split", cmd_split, "TASK.py DIR [--device cpu|cuda[:N]] [--no-measure] [--json]",
 	  "Cut a whole program into subgraph tasks (DIR/NN_name.py, DIR/plan.json) with each one's share of its "

@@ -53,6 +53,22 @@ static char *unfinished_run_of(const struct config *cfg, const json_t *config)
 }
 
 /* Copies the file a result names under `key` to `out`, and names `out` there. */
+/* The command line's options without the task path: what `--resume RUN`
+ * replays before its own arguments (which name the task again). */
+static json_t *options_of(int argc, char **argv, const char *task)
+{
+	json_t *args = json_array();
+	int skipped = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!skipped && !strcmp(argv[i], task)) {
+			skipped = 1;
+			continue;
+		}
+		json_array_append_new(args, json_string(argv[i]));
+	}
+	return args;
+}
+
 static int copy_kernel(json_t *result, const char *key, const char *out)
 {
 	struct buf k = BUF_INIT;
@@ -167,7 +183,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	struct eval_flags ef;
 	struct pipeline_flags pf;
 	struct run_opts ro = { 0 };
-	struct strvec devices = STRVEC_INIT, paths = STRVEC_INIT;
+	struct strvec devices = STRVEC_INIT, paths = STRVEC_INIT, all_args = STRVEC_INIT;
 	struct run *run = NULL;
 	const char *output = NULL, *run_dir = NULL, *existing = NULL, *resume = NULL;
 	int table = 0, split = 0, code;
@@ -196,7 +212,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 
 	eval_flags_init(&ef);
 	pipeline_flags_init(&pf);
-	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
+	/* --resume RUN replays the options the run was started with (its
+	 * spool, seeds, stages), then this command's own. */
+	if ((code = cmd_resumed_args(argc, argv, &all_args)))
+		goto out;
+	if ((code = cmd_parse(self, tables, (int)all_args.n, all_args.v, &ctx)) >= 0)
 		goto out;
 	if (pipeline_flags_apply(&pf, &ro.po) < 0 || eval_flags_apply(&ef, ctx.device, &ro.eo) < 0) {
 		code = err_report();
@@ -219,6 +239,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	config = json_pack("{s:s, s:s, s:s?, s:s?, s:o}", "device", ctx.device, "task", ctx.args.v[0], "model",
 			   ctx.cfg.model, "llm_spool", ctx.cfg.llm_spool, "options", pipeline_flags_json(&pf, &ro.po, &ro.eo));
 	json_object_set_new(config, "task_sha256", json_string(task_hash));
+	json_object_set_new(config, "argv", options_of(argc, argv, ctx.args.v[0]));
 	ro.command = "optimize";
 	ro.id_hint = strstr(hint, "__") ? strstr(hint, "__") + 2 : hint;
 	ro.devices = &devices;
@@ -281,6 +302,7 @@ out:
 	free(group);
 	strvec_clear(&devices);
 	strvec_clear(&paths);
+	strvec_clear(&all_args);
 	cmd_ctx_clear(&ctx);
 	return code;
 }

@@ -115,4 +115,33 @@ expect_out "^  fc .* optimized \(in the program\)" "with each subgraph by name a
 expect_out "^  end to end: pass" "and the end-to-end result"
 run_egg report latest --html "$TMP/r.html"
 check "the HTML report has the whole program too" grep -q "<h2>Whole program</h2>" "$TMP/r.html"
+# --- a spooled whole program, resumed with the command egg prints: the
+# resumed run replays the options it was started with (the spool, the CPU,
+# one seed and no repair, -o), so the printed command needs nothing else.
+SPOOL=$TMP/spool
+export EGG_STORE=$TMP/store-spooled  # its own store: no reply cached by the run above
+EGG_BASE_URL=https://api.example.invalid/v1 run_egg optimize --split --min-share 0 --device cpu --seeds 1 \
+	--seed-repairs 0 --no-refine --no-hw-tune --iters 2 --warmup 1 --trials 2 --compile-mode none \
+	--llm-spool "$SPOOL" -q -o "$TMP/cnn_spooled.py" --json "$P/small_cnn.py"
+expect_rc 4 "a spooled egg optimize --split waits for its replies (exit 4)"
+expect_err "run 'egg optimize .*small_cnn.py --split --resume [^ ]*'$" "and prints the command that goes on"
+RUN=$(json_get "$OUT" 'j["run_id"]')
+python3 - "$SPOOL" "$P/small_cnn_fc_kernel.py" <<'PY'
+import glob, json, sys
+spool, kernel = sys.argv[1], sys.argv[2]
+for path in glob.glob(f"{spool}/pending/*.json"):
+    key = json.load(open(path))["key"]
+    open(f"{spool}/replies/{key}.txt", "w").write("```python\n" + open(kernel).read() + "```\n")
+PY
+check "one seed request per subgraph waits" test "$(ls "$SPOOL/replies" | wc -l)" -eq 3
+EGG_BASE_URL=https://api.example.invalid/v1 run_egg optimize "$P/small_cnn.py" --split --resume "$RUN"
+expect_rc 0 "the printed command finishes the run with the spool's replies, no network"
+check "with the options it was started with: -o's file is the composed program" \
+	grep -q "class ModelNew" "$TMP/cnn_spooled.py"
+run_egg report "$RUN" --json
+check "its subgraphs ran on the CPU with one seed: fc optimized, the convolutions without a kernel" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["all"]["tasks"] == 3 and j["all"]["success"] == 1, j["all"]
+PY
 finish

@@ -118,7 +118,7 @@ struct run *run_resume(const struct config *cfg, const struct run_opts *o, const
 	struct run *r = open_common(cfg, o, id);
 	if (!r)
 		return NULL;
-	r->resumed = 1;
+	r->resumed = r->shared.resumed = 1;
 	r->known = store_tasks(r->shared.store, id);
 	store_run_set_status(r->shared.store, id, "running");
 	return r;

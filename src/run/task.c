@@ -337,6 +337,7 @@ struct task_work {
 	const json_t *facts, *baseline;
 	const json_t *existing_eval;	/* the existing kernel's passing evaluation, or NULL */
 	const char *existing_source;
+	char *recorded_device_text;	/* a resumed task's, from its first pass */
 };
 
 /* The run folder's outputs: the final kernel, summary.json, the stage table. */
@@ -381,6 +382,27 @@ static json_t *write_outputs(struct task_work *w, const struct pipeline_result *
 	return summary;
 }
 
+/* The device description a resumed task's first pass recorded in its
+ * run.json (read before the recorder replays the folder), or NULL. The
+ * calibration behind the measured peaks may have been made again since (a
+ * fresh machine, a new egg), and a prompt that changed would ask the model
+ * again for every call already answered. */
+static char *recorded_device_text(const struct run_shared *rc, const char *dir, const char *device)
+{
+	char *path, *text = NULL;
+	json_t *recorded;
+	if (!rc->resumed)
+		return NULL;
+	path = fs_join(dir, "run.json");
+	recorded = json_load_file(path, 0, NULL);
+	free(path);
+	if (recorded && !strcmp(json_string_value(json_object_get(recorded, "device")) ?: "", device) &&
+	    json_string_value(json_object_get(recorded, "device_text")))
+		text = xstrdup(json_string_value(json_object_get(recorded, "device_text")));
+	json_decref(recorded);
+	return text;
+}
+
 /* The EGG pipeline on the task, its agents set up from the run's settings;
  * the task ends with the pipeline's outcome. */
 static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
@@ -390,7 +412,8 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	struct agents agents;
 	struct pipeline_env env;
 	struct pipeline_result res = { 0 };
-	char *device_text = agents_task_device_text(w->facts, w->eo.device, w->baseline);
+	char *device_text = w->recorded_device_text ? xstrdup(w->recorded_device_text)
+						     : agents_task_device_text(w->facts, w->eo.device, w->baseline);
 	json_t *summary, *run;
 	int broken;
 
@@ -438,7 +461,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	struct buf task = BUF_INIT, existing_src = BUF_INIT;
 	struct sink_ctx sc = { rc, ts };
 	struct recorder_sink sink = { sink_call, sink_candidate, sink_profile, sink_decision, sink_step, &sc };
-	struct task_work w = { rc, ts, NULL, rc->eo, NULL, NULL, NULL, NULL, NULL, NULL };
+	struct task_work w = { rc, ts, NULL, rc->eo, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	struct pool_slot *slot;
 	json_t *facts = NULL, *baseline = NULL, *existing_eval = NULL;
 	char *existing = existing_path(rc, ts->path);
@@ -466,6 +489,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		finish(rc, ts, TASK_FAILED, "input", failure(ts->path, err_msg()));
 		goto out;
 	}
+	w.recorded_device_text = recorded_device_text(rc, dir, w.eo.device);
 	if (!(w.rec = recorder_open(dir, rc->store ? &sink : NULL))) {
 		finish(rc, ts, TASK_STOPPED, "infra", failure(ts->path, err_msg()));
 		goto out;
@@ -508,6 +532,7 @@ out:
 	json_decref(existing_eval);
 	buf_release(&existing_src);
 	free(existing);
+	free(w.recorded_device_text);
 	free(dir);
 	buf_release(&task);
 }

@@ -29,6 +29,7 @@ struct run_shared {
 	const char *existing;		/* run_opts.existing */
 	int print_progress;		/* one line per event on stderr (egg optimize) */
 	int judge_only;			/* run_opts.judge_only */
+	int resumed;			/* run_resume: task folders may hold an earlier pass */
 	pthread_mutex_t mu;		/* guards the task states' live fields */
 };
 

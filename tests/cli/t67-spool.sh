@@ -133,4 +133,21 @@ run_egg optimize $FLAGS -o "$TMP/opt.py" "$T/small/row_sum.py"
 run_egg runs --json
 check "a finished run is not resumed: the same command after it is a new run" \
 	test "$(json_get "$OUT" 'len(j["runs"])')" = 2
+# --- a resumed task keeps the device description its first pass recorded
+# (run.json), so that a calibration made again since (a fresh machine, a new
+# egg) cannot change its prompts and ask again what was answered: a marker
+# put there shows up in the resumed task's requests.
+export EGG_LLM_SPOOL=$TMP/spool-dev EGG_STORE=$TMP/store-dev
+run_egg bench $FLAGS "$T/small/row_sum.py"
+expect_rc 4 "a spooled run waits for its first reply"
+RUN=$(ls "$EGG_STORE/runs")
+python3 - "$EGG_STORE/runs/$RUN/small__row_sum/run.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["device_text"] = "RECORDED-DEVICE-TEXT " + j["device_text"]
+json.dump(j, open(sys.argv[1], "w"))
+PY
+run_egg bench --resume "$RUN" --quiet
+check "the resumed task's request carries the device text its first pass recorded" \
+	grep -q "RECORDED-DEVICE-TEXT" "$EGG_LLM_SPOOL"/pending/*.json
 finish

@@ -329,8 +329,6 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 		struct pool_slot *slot = pool_acquire(c.pool, (int)i);
 		json_t *facts = eval_device_facts(slot->worker, devices.v[i]);
 		long long budget = eval_device_budget(facts, devices.v[i]);
-		if (!strcmp(devices.v[i], "cpu"))
-			budget = (long long)(0.9 * (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE));
 		pool_release(c.pool, slot);
 		if (!facts) {
 			code = err_report();

@@ -126,6 +126,8 @@ json_t *eval_device_facts(struct worker *w, const char *device)
 	out = json_object();
 	if (!strcmp(device, "cpu")) {
 		json_object_set_new(out, "name", json_sprintf("cpu: %s", json_string_value(json_object_get(probe, "platform")) ?: "?"));
+		/* The worker's host, which is not this one under Slurm. */
+		json_object_set(out, "free_bytes", json_object_get(probe, "host_available_bytes"));
 	} else {
 		int index = strlen(device) > 5 ? atoi(device + 5) : 0;
 		json_t *g = json_array_get(json_object_get(probe, "gpus"), (size_t)index);
@@ -401,7 +403,7 @@ long long eval_device_budget(const json_t *facts, const char *device)
 	double have = json_num(facts, "free_bytes");
 	if (isnan(have))
 		have = json_num(facts, "memory_bytes");
-	if (!device || !strcmp(device, "cpu") || isnan(have) || have <= 0)
+	if (!device || isnan(have) || have <= 0)
 		return 0;
 	return (long long)(0.9 * have);
 }

@@ -103,8 +103,9 @@ long long eval_need_bytes(const json_t *baseline, const char *device);
  * (eval_task_size's `need_bytes`, made on the meta device) plus, on a GPU,
  * the two processes' CUDA contexts; 0 when the sizes are unknown. */
 long long eval_size_need_bytes(const json_t *size, const char *device);
-/* The memory budget of a GPU for admission: 90% of what its facts say is
- * free (else of its total); 0 for the CPU or without figures. */
+/* The memory budget of a device for admission: 90% of what its facts say
+ * is free (a GPU's free memory, else its total; the CPU's available host
+ * memory on the worker's machine); 0 without figures. */
 long long eval_device_budget(const json_t *facts, const char *device);
 
 /*

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-from . import sandbox
+from . import sandbox, sizes
 
 
 def _version(module: str) -> tuple[str | None, str | None]:
@@ -100,6 +100,7 @@ def probe(with_ncu: bool = True) -> dict:
         "python": platform.python_version(),
         "executable": sys.executable,
         "platform": platform.platform(),
+        "host_available_bytes": sizes.available_host_bytes(),  # the CPU's admission budget
     }
     for name in ("numpy", "torch", "triton"):
         ver, err = _version(name)

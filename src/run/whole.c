@@ -142,13 +142,15 @@ static json_t *collect_kernels(struct run *r, json_t *rows, int cpu, int *unfini
 /*
  * The parts passed alone but not together (a subgraph's inputs in the
  * program differ from the ones its task drew): kernels one by one, in order
- * of share, each kept when the whole still passes. Returns the last passing
- * whole's evaluation (or the composition of what was kept), and replaces
- * *kernels by the ones kept; NULL on an infrastructure failure.
+ * of share, each kept when the whole still passes. Returns the evaluation
+ * of the program as written at the end, with the kernels kept (composed
+ * again when the last one tried failed: the file must be what was judged),
+ * and replaces *kernels by the ones kept; NULL on an infrastructure failure.
  */
 static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernels, json_t *out, json_t *first)
 {
 	json_t *use = json_object(), *order = json_array(), *e2e = NULL, *sg;
+	int written_is_kept = 0;	/* whether program_py holds `use` */
 	size_t i;
 	json_array_foreach(rows, i, sg)
 		if (json_object_get(*kernels, json_string_value(json_object_get(sg, "file"))))
@@ -159,7 +161,8 @@ static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernel
 		json_object_set(use, file, json_object_get(*kernels, file));
 		if (!(res = compose_and_evaluate(w, use)))
 			goto fail;
-		if (eval_passed(res)) {
+		written_is_kept = eval_passed(res);
+		if (written_is_kept) {
 			json_decref(e2e);
 			e2e = res;
 			continue;
@@ -170,8 +173,11 @@ static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernel
 							     json_string_value(json_object_get(res, "reason")) ?: "?"));
 		json_decref(res);
 	}
-	if (!e2e && !(e2e = compose_and_evaluate(w, use)))
-		goto fail;
+	if (!written_is_kept) {
+		json_decref(e2e);
+		if (!(e2e = compose_and_evaluate(w, use)))
+			goto fail;
+	}
 	json_object_set_new(out, "first_composition", json_pack("{s:O, s:O}", "verdict", json_object_get(first, "verdict"),
 								  "reason", json_object_get(first, "reason")));
 	json_decref(*kernels);

@@ -115,6 +115,37 @@ expect_out "^  fc .* optimized \(in the program\)" "with each subgraph by name a
 expect_out "^  end to end: pass" "and the end-to-end result"
 run_egg report latest --html "$TMP/r.html"
 check "the HTML report has the whole program too" grep -q "<h2>Whole program</h2>" "$TMP/r.html"
+# --- kernels that pass alone but not together: fc2's kernel is right only
+# for the unit-scale inputs its subgraph task draws, and the program feeds it
+# values 1000 times larger. The first composition fails; egg then adds the
+# kernels one by one in order of share, keeps fc1+mul's, leaves fc2 in
+# PyTorch, and says why.
+python3 - "$P" >"$TMP/script-mlp.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+print(json.dumps([
+    {"match": ["mode: seed", "Task: split__01_fc1_mul."], "repeat": True, "wrap": "python",
+     "reply_file": f"{p}/scaled_mlp_fc1_kernel.py"},
+    {"match": ["mode: seed", "Task: split__02_fc2."], "repeat": True, "wrap": "python",
+     "reply_file": f"{p}/scaled_mlp_fc2_kernel.py"}]))
+PY
+start_mock "$TMP/script-mlp.json"
+run_egg optimize --split --min-share 0 --device cpu --seeds 1 --seed-repairs 0 --no-refine --no-hw-tune --iters 2 \
+	--warmup 1 --trials 2 --compile-mode none -q -o "$TMP/mlp.py" --json "$P/scaled_mlp.py"
+expect_rc 0 "egg optimize --split composes a program when one kernel fails in it"
+check "keeping the kernel that composes and saying why the other stays PyTorch" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {s["name"]: s for s in j["subgraphs"]}
+assert rows["fc1+mul"]["status"] == "optimized" and rows["fc1+mul"]["used"] is True, rows["fc1+mul"]
+assert rows["fc2"]["status"] == "fails in the program" and rows["fc2"]["used"] is False, rows["fc2"]
+assert rows["fc2"]["why"].startswith("the whole failed with it: "), rows["fc2"]
+assert j["first_composition"]["verdict"] == "fail", j.get("first_composition")
+assert j["finished"] and j["end_to_end"]["verdict"] == "pass", j["end_to_end"]
+PY
+run_egg "${EV[@]}" --allow-torch "$P/scaled_mlp.py" "$TMP/mlp.py"
+expect_rc 0 "the program it composed passes egg eval on its own"
+
 # --- a spooled whole program, resumed with the command egg prints: the
 # resumed run replays the options it was started with (the spool, the CPU,
 # one seed and no repair, -o), so the printed command needs nothing else.

@@ -16,13 +16,28 @@ void eval_flags_init(struct eval_flags *f)
 	f->atol = f->rtol = -1;
 }
 
+/* The help's defaults, from eval_opts_init: the one place they are set. */
+static const char *help_with_defaults(char **slot, const char *what, int gpu, int cpu)
+{
+	if (!*slot)
+		*slot = gpu == cpu ? xasprintf("%s (default %d)", what, gpu)
+				   : xasprintf("%s (default %d on a GPU, %d on the CPU)", what, gpu, cpu);
+	return *slot;
+}
+
 const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline)
 {
 	static struct opt table[16];
+	static char *help[4];
+	struct eval_opts gpu, cpu;
+	eval_opts_init(&gpu, "cuda");
+	eval_opts_init(&cpu, "cpu");
 	const struct opt t[] = {
-		{ "trials", 0, OPT_INT, &f->trials, "N", "correctness trials with fresh inputs (default 5)" },
-		{ "iters", 0, OPT_INT, &f->iters, "N", "timed calls (default 100 on a GPU, 5 on the CPU)" },
-		{ "warmup", 0, OPT_INT, &f->warmup, "N", "warm-up calls before timing (default 10, CPU 1)" },
+		{ "trials", 0, OPT_INT, &f->trials, "N",
+		  help_with_defaults(&help[0], "correctness trials with fresh inputs", gpu.trials, cpu.trials) },
+		{ "iters", 0, OPT_INT, &f->iters, "N", help_with_defaults(&help[1], "timed calls", gpu.iters, cpu.iters) },
+		{ "warmup", 0, OPT_INT, &f->warmup, "N",
+		  help_with_defaults(&help[2], "warm-up calls before timing", gpu.warmup, cpu.warmup) },
 		{ "atol", 0, OPT_DOUBLE, &f->atol, "X", "absolute tolerance (default 1e-4; fp16/bf16 1e-2)" },
 		{ "rtol", 0, OPT_DOUBLE, &f->rtol, "X", "relative tolerance (default 1e-4; fp16/bf16 1e-2)" },
 		{ "precision", 0, OPT_STRING, &f->precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" },
@@ -33,7 +48,8 @@ const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline)
 		{ "allow-torch", 0, OPT_FLAG, &f->allow_torch, NULL,
 		  "waive the rule against PyTorch compute (a composed program that keeps PyTorch parts); every other "
 		  "check stays" },
-		{ "timeout", 0, OPT_DOUBLE, &f->timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
+		{ "timeout", 0, OPT_DOUBLE, &f->timeout, "S",
+		  help_with_defaults(&help[3], "seconds per evaluation", (int)gpu.timeout_s, (int)cpu.timeout_s) },
 		OPT_TABLE_END,
 	};
 	size_t n = 0;

@@ -166,7 +166,7 @@ static double median(double *v, size_t n)
 static json_t *summarise(json_t *rows, const struct strvec *devices)
 {
 	size_t n = json_array_size(rows), i, nsec = 0, nmul = 0;
-	double *secs = calloc(n + 1, sizeof(double)), *muls = calloc(n + 1, sizeof(double));
+	double *secs = xcalloc(n + 1, sizeof(double)), *muls = xcalloc(n + 1, sizeof(double));
 	double max_s = 0, max_m = 0;
 	const char *max_s_task = NULL, *max_m_task = NULL;
 	json_t *row, *failed = json_array(), *ill = json_array(), *alone = json_array(), *out;
@@ -343,13 +343,13 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	c.paths = &paths;
-	c.rows = calloc(paths.n, sizeof(json_t *));
+	c.rows = xcalloc(paths.n, sizeof(json_t *));
 	c.quiet = quiet;
 	pthread_mutex_init(&c.mu, NULL);
 	jobs = jobs ? jobs : 2 * (int)devices.n;
 	if ((size_t)jobs > paths.n)
 		jobs = (int)paths.n;
-	threads = calloc((size_t)jobs, sizeof(pthread_t));
+	threads = xcalloc((size_t)jobs, sizeof(pthread_t));
 	fprintf(stderr, "egg: selfcheck of %zu task(s) on %s%s, %d at once\n", paths.n, devices.v[0],
 		devices.n > 1 ? " and more" : "", jobs);
 	for (int t = 0; t < jobs; t++)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/buf.h"
+
 char *provider_request_body(enum llm_provider p, const char *model,
 			    const char *system, const char *user,
 			    double temperature, long max_tokens,
@@ -36,6 +38,8 @@ char *provider_request_body(enum llm_provider p, const char *model,
 	return text;
 }
 
+/* A copy of a reply's text, which may be megabytes: malloc, not xmalloc
+ * (meant for small bounded sizes); NULL when out of memory. */
 static char *dup_string(json_t *v)
 {
 	const char *s = json_string_value(v);
@@ -76,7 +80,7 @@ static int parse_openai(json_t *root, struct provider_reply *out, char *why, siz
 	if (json_is_string(content))
 		out->content = dup_string(content);
 	else if (json_is_null(content) || !content)
-		out->content = strdup("");
+		out->content = xstrdup("");
 	else {
 		snprintf(why, n, "reply message content is not text");
 		return -1;
@@ -116,16 +120,16 @@ static int parse_anthropic(json_t *root, struct provider_reply *out, char *why, 
 			text[len] = '\0';
 		}
 	}
-	out->content = text ? text : strdup("");
+	out->content = text ? text : xstrdup("");
 	stop = json_object_get(root, "stop_reason");
 	if (json_is_string(stop)) {
 		const char *s = json_string_value(stop);
 		if (!strcmp(s, "max_tokens"))
-			out->finish_reason = strdup("length");
+			out->finish_reason = xstrdup("length");
 		else if (!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence"))
-			out->finish_reason = strdup("stop");
+			out->finish_reason = xstrdup("stop");
 		else
-			out->finish_reason = strdup(s);
+			out->finish_reason = xstrdup(s);
 	}
 	usage = json_object_get(root, "usage");
 	out->prompt_tokens = get_count(usage, "input_tokens");

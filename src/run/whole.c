@@ -139,6 +139,23 @@ static json_t *collect_kernels(struct run *r, json_t *rows, int cpu, int *unfini
 	return kernels;
 }
 
+/* Puts `row` into `order` (a reference), largest share first; rows without
+ * a share go last, in the order they come. */
+static void insert_by_share(json_t *order, json_t *row)
+{
+	double share = json_num(row, "share");
+	size_t at = json_array_size(order);
+	if (!isnan(share))
+		for (size_t k = 0; k < json_array_size(order); k++) {
+			double other = json_num(json_array_get(order, k), "share");
+			if (isnan(other) || share > other) {
+				at = k;
+				break;
+			}
+		}
+	json_array_insert(order, at, row);
+}
+
 /*
  * The parts passed alone but not together (a subgraph's inputs in the
  * program differ from the ones its task drew): kernels one by one, in order
@@ -154,7 +171,13 @@ static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernel
 	size_t i;
 	json_array_foreach(rows, i, sg)
 		if (json_object_get(*kernels, json_string_value(json_object_get(sg, "file"))))
-			json_array_append(order, sg);
+			insert_by_share(order, sg);
+	for (size_t k = MAX_TRIES; k < json_array_size(order); k++) {
+		json_t *row = json_array_get(order, k);
+		json_object_set_new(row, "status", json_string("not tried in the program"));
+		json_object_set_new(row, "why", json_sprintf("the first composition failed, and only the %d kernels of "
+							     "largest share are tried one by one", MAX_TRIES));
+	}
 	for (size_t k = 0; k < json_array_size(order) && k < MAX_TRIES; k++) {
 		json_t *row = json_array_get(order, k), *res;
 		const char *file = json_string_value(json_object_get(row, "file"));

@@ -87,6 +87,11 @@ static int buf_grow(struct buf *b, size_t extra)
 	while (n < need)
 		n = n > (size_t)-1 / 2 ? need : n * 2;
 	p = realloc(b->data, n);
+	if (!p && !b->cap) {
+		/* Uncapped: out of memory is fatal, as for the x* helpers. */
+		fputs("egg: error: out of memory\n", stderr);
+		abort();
+	}
 	if (!p)
 		return -1;
 	b->data = p;

@@ -8,8 +8,11 @@
 /*
  * A buf owns `data` (always NUL-terminated when non-NULL) of `len` bytes.
  * `cap` bounds how large it may grow; 0 means no bound beyond memory.
- * Functions that grow the buffer return 0, or -1 when the cap or memory
- * would be exceeded (the contents are then unchanged).
+ * Functions that grow the buffer return 0, or -1 when the cap (or, for a
+ * capped buffer, memory) would be exceeded; the contents are then
+ * unchanged. An uncapped buffer aborts when memory runs out, as the x*
+ * helpers below do, so its callers need not check: only a capped one's
+ * must (reading a reply, a child's output, a protocol line).
  *
  * Ownership: buf_release frees; buf_detach hands `data` to the caller (who
  * frees it with free()) and leaves the buf empty and reusable.

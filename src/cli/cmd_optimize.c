@@ -52,7 +52,6 @@ static char *unfinished_run_of(const struct config *cfg, const json_t *config)
 	return id;
 }
 
-/* Copies the file a result names under `key` to `out`, and names `out` there. */
 /* The command line's options without the task path: what `--resume RUN`
  * replays before its own arguments (which name the task again). */
 static json_t *options_of(int argc, char **argv, const char *task)
@@ -69,6 +68,7 @@ static json_t *options_of(int argc, char **argv, const char *task)
 	return args;
 }
 
+/* Copies the file a result names under `key` to `out`, and names `out` there. */
 static int copy_kernel(json_t *result, const char *key, const char *out)
 {
 	struct buf k = BUF_INIT;

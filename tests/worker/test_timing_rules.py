@@ -1,7 +1,8 @@
 """test_timing_rules.py: the checks on a timed loop at their boundaries (the
 timing floor on a GPU, the wall-clock cross-check's factor of 4 and its
 slack, work outside the timed stream, the launch_bound and unstable flags),
-on hand-made statistics: no process, no GPU needed."""
+on hand-made statistics, and the timed outputs' summaries (checksums.py) at
+theirs: no process, no GPU needed."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wlib import ROOT, Tap  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "worker"))
+import torch  # noqa: E402
+
+from egg_worker import checksums  # noqa: E402
 from egg_worker.job import Verdict, timing_rules  # noqa: E402
 
 
@@ -67,7 +71,37 @@ def main() -> int:
     tap.ok(any(f.startswith("unstable_timing") for f in flags), "cv 6% on a 2 ms kernel is unstable", flags)
     _, _, flags = verdict(st(0.5, cv=0.2), st(0.2), 0.5, 0.02, *gpu, None, 0.1)
     tap.ok(not flags, "but not on a kernel under 1 ms, where cv is noise", flags)
+    summaries(tap)
     return tap.done()
+
+
+def summaries(tap: Tap) -> None:
+    """The row sums in float32 (checksums._row_sums) against float64, on
+    sizes with and without a partial row, and the bounds of checksum_close."""
+    torch.manual_seed(1)
+    close = checksums.checksum_close
+    for n in (1, checksums.ROW - 1, checksums.ROW, 5 * checksums.ROW + 7, (1 << 21) + 77, 3_000_001):
+        x = torch.randn(n) * 3 + 1
+        s = checksums.checksum(x, 7)
+        x64 = x.double()
+        w = checksums._weights_for(x.device, x.dtype).double()
+        idx = torch.arange(n) % w.numel()
+        exact = [float(x64.sum()), float((x64 * w[idx]).sum()), float(x64.abs().sum())]
+        err = max(abs(a - b) for a, b in zip(s[:3], exact)) / exact[2]
+        tap.ok(err <= checksums.ROUNDING / 2, f"{n} elements: the sums agree with float64 within the rounding "
+               f"allowance ({err:.2g} of sum |x|, allowed {checksums.ROUNDING / 2:.2g})")
+        within = checksums.checksum(x * (1 + 0.9e-4), 7)
+        shifted = checksums.checksum(x + 0.05, 7)
+        tap.ok(close(s, within, 1e-4, 1e-4) and not close(s, shifted, 1e-4, 1e-4),
+               f"{n} elements: an output within tolerance matches, one shifted by 0.05 does not")
+    x = torch.randn(1 << 20)
+    stale = torch.randn(1 << 20)
+    tap.ok(not close(checksums.checksum(x, 3), checksums.checksum(stale, 3), 1e-4, 1e-4),
+           "an unrelated output of the same distribution does not match (the sampled elements)")
+    y = x.clone()
+    y[12345] = float("nan")
+    tap.ok(not close(checksums.checksum(x, 3), checksums.checksum(y, 3), 1e-4, 1e-4),
+           "one NaN where the reference has none does not match (the counts)")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ gpu_timing = ((warm + iters + 2) * k + min(9, iters) * e) / 1e3
 busy = sum(ph.get(p, 0) for p in ("load", "trials", "timing"))
 print(json.dumps({"task": task.split("/")[-1], "rc": rc, "verdict": j.get("verdict"), "kernel_ms": k, "eager_ms": e,
                   "io_gb": sum((j.get("io_bytes") or {}).values() or [0]) / 1e9, "phases_s": ph,
+                  "output_region": j.get("output_region"),
                   "gpu_s_trials": round(gpu_trials, 3), "gpu_s_timing": round(gpu_timing, 3),
                   "load_trials_timing_s": round(busy, 2), "goal_s": round(2 * (gpu_trials + gpu_timing) + 2, 2),
                   "command_s": round(t1 - t0, 2)}))

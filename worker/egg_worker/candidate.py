@@ -25,7 +25,7 @@ import traceback
 
 import torch
 
-from . import faults, sandbox
+from . import devregion, faults, sandbox
 from .guards import Guard, apply_precision, candidate_threads, global_flags
 from .inputs import build, fresh_like, init_inputs, trial_inputs
 from .logs import exception_log, trim
@@ -175,8 +175,9 @@ def _check_outputs(outs: list, kinds: list, inputs: list, ref: dict, device: tor
                         raise Failure("integrity", f"output {k} shares memory with an input (the reference returns new memory)")
 
 
-def run(ch: Channel, job: dict, region: Region) -> None:
-    """Entry point of the candidate's process."""
+def run(ch: Channel, job: dict, region: Region, sock=None) -> None:
+    """Entry point of the candidate's process. `sock`: its end of the pair
+    on which the reference sends a device region (devregion.py), or None."""
     note_start()
     try:
         with harness("sandbox", "load"):
@@ -188,7 +189,7 @@ def run(ch: Channel, job: dict, region: Region) -> None:
             apply_precision(job["precision"])
             timer = Timer(device, job["l2_bytes"], job["clock"])
             guard = Guard()
-        _serve(ch, job, facts, device, timer, guard, region)
+        _serve(ch, job, facts, device, timer, guard, region, sock)
     except Failure as f:
         ch.send({"event": Event.FAIL, "stage": f.stage, "reason": f.reason, "log": f.log, **f.extra})
     except HarnessError as h:
@@ -257,7 +258,7 @@ def _load(job: dict, device: torch.device, selfcheck: bool = False):
 
 
 def _trial(ch: Channel, job: dict, task, model, guard: Guard, timer: Timer, device: torch.device,
-           ref: dict, region: Region, t: int, variant: str, threads0: set, flags0: dict) -> int:
+           ref: dict, region, t: int, variant: str, threads0: set, flags0: dict) -> int:
     """One correctness trial; returns the Triton launches it made."""
     selfcheck = job["selfcheck"]
     with harness("making the trial's inputs"):
@@ -290,6 +291,9 @@ def _trial(ch: Channel, job: dict, task, model, guard: Guard, timer: Timer, devi
     except OutputError as e:
         raise Failure("correctness", str(e)) from None
     _check_outputs(outs, kinds, inputs, ref, device)
+    if isinstance(region, Region):
+        with harness("mapping the output region", "load"):
+            region.map()
     with harness("copying the outputs"):
         faults.inject("harness")
         first = [fingerprint(o) for o in outs]
@@ -311,8 +315,22 @@ def _trial(ch: Channel, job: dict, task, model, guard: Guard, timer: Timer, devi
     return guard.launches
 
 
+def _output_region(ref: dict, device: torch.device, region: Region, sock):
+    """Where this process writes its outputs: the reference's device region
+    when it made one and it maps here, else the host region, which then
+    starts pinning in the background (a many-GB region takes seconds: it
+    runs beside the first trial's compile, and the trial joins it)."""
+    if ref.get("device_region") and sock is not None:
+        try:
+            return devregion.receive(sock, device, int(ref["region_bytes"]))
+        except (devregion.Unavailable, OSError, RuntimeError, ValueError) as e:
+            print(f"egg: the device output region is unavailable here ({e}); using the host region", flush=True)
+    region.map_in_background()
+    return region
+
+
 def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Timer, guard: Guard,
-           region: Region) -> None:
+           region: Region, sock) -> None:
     task, model, matched = _load(job, device, job["selfcheck"])
     ch.send({"event": Event.LOADED, "sandbox": facts, "state_copied": matched})
     cmd = ch.recv()
@@ -321,7 +339,7 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
     ref = cmd["reference"]
     timer.mutated = list(ref["mutated"])  # timed calls' summaries cover them too
     with harness("mapping the output region", "load"):
-        region.map()
+        target = _output_region(ref, device, region, sock)
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # poison fresh allocations
     flags0 = global_flags()
@@ -333,7 +351,7 @@ def _serve(ch: Channel, job: dict, facts: dict, device: torch.device, timer: Tim
         if cmd.get("cmd") != Cmd.TRIAL:
             break
         t0 = time.perf_counter()
-        launches.append(_trial(ch, job, task, model, guard, timer, device, ref, region, int(cmd["trial"]),
+        launches.append(_trial(ch, job, task, model, guard, timer, device, ref, target, int(cmd["trial"]),
                                str(cmd["variant"]), threads0, flags0))
         if compile_s is None:
             compile_s = time.perf_counter() - t0

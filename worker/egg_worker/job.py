@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from . import candidate, faults, progress, reference, roofline, sandbox, sizes, static_scan
+from . import candidate, devregion, faults, progress, reference, roofline, sandbox, sizes, static_scan
 from .children import OUTSIDE_KILLS
 from .children import Child, spawn, sweep_orphans
 from .locks import DeviceWork, device_lock, occupancy
@@ -319,20 +319,26 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                     allow_torch=job["allow_torch"],
                     sandbox=dict(ctx["sandbox"], drop_to_nobody=ctx["drop_privileges"]))
     region = Region()
+    # On a GPU the reference hands the candidate a device region over this
+    # pair (devregion.py); the host region stays as the fallback.
+    ref_end, cand_end = devregion.socket_pair() if common["device"].startswith("cuda") else (None, None)
     # Loading and each trial are steps of device work (locks.py): none of
     # them runs while another job on this device times or profiles.
     work = DeviceWork(job)
     progress.step("loading the task and the kernel")
     work.acquire()
-    r = spawn(reference.run, "reference", os.path.join(scratch.path, "reference.log"), ref_job, region,
-              keep_fds=(region.fd,))
+    r = spawn(reference.run, "reference", os.path.join(scratch.path, "reference.log"), ref_job, region, ref_end,
+              keep_fds=(region.fd,) + ((ref_end.fileno(),) if ref_end else ()))
     c = None
     stage = "load"
     try:
         try:
             _reference_msg(r, deadline)  # loaded: the task is in the reference's memory
             c = spawn(candidate.run, "candidate", os.path.join(scratch.path, "candidate.log"), cand_job, region,
-                      keep_fds=(region.fd,))
+                      cand_end, keep_fds=(region.fd,) + ((cand_end.fileno(),) if cand_end else ()))
+            for end in (ref_end, cand_end):
+                if end is not None:
+                    end.close()
             ready = _reference_msg(r, deadline)
             res["io_bytes"] = {"inputs": ready.get("input_bytes"), "outputs": ready.get("output_bytes")}
             region.seal(int(ready["region_bytes"]))
@@ -341,7 +347,9 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
             work.release()
             phases.mark("load")
             c.ch.send({"cmd": Cmd.TRIALS, "reference": {"outputs": ready["outputs"], "aliases": ready["aliases"],
-                                                        "mutated": ready["mutated"]}})
+                                                        "mutated": ready["mutated"],
+                                                        "region_bytes": int(ready["region_bytes"]),
+                                                        "device_region": ready.get("device_region") is True}})
             errs, rels = [], []
             for t in range(trials):
                 stage = "compile" if t == 0 else "run"
@@ -361,6 +369,8 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                 # kernel also launches every configuration it times there (906
                 # for TritonBench's int8 matmul), so later calls count when
                 # there are any.
+                if t == 0 and isinstance(specs[0], dict) and specs[0].get("where") in ("device", "host"):
+                    res["output_region"] = specs[0]["where"]  # informational: the candidate's own word
                 n = int(msg.get("launches") or 0)
                 res["triton_launches"] = n if t == 1 else max(res["triton_launches"] or 0, n)
                 r.ch.send({"cmd": Cmd.COMPARE, "trial": t, "specs": specs})
@@ -417,6 +427,9 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
         work.release()
         res["work_spans"] = work.spans
         region.close()
+        for end in (ref_end, cand_end):
+            if end is not None:
+                end.close()
         sweep_orphans(set())
         _keep_profiles(scratch)
         scratch.remove()

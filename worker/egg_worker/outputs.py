@@ -11,12 +11,19 @@ outputs are. The candidate copies each output straight into its slot; the
 reference reads the slots in place. No output passes through a pipe, the
 parent never holds output bytes, and neither child can resize the region
 under the other (the seals forbid it).
+
+On a GPU the outputs normally travel in device memory instead
+(devregion.py); this region is then sealed but never touched. Where it is
+used on a GPU, each child pins it in a thread of its own
+(map_in_background) while it compiles or waits for the other, and map()
+joins that thread before the first byte is read or written.
 """
 from __future__ import annotations
 
 import fcntl
 import mmap
 import os
+import threading
 
 import torch
 
@@ -109,11 +116,15 @@ class Region:
     (both children inherit the descriptor), sized and sealed by the parent,
     mapped by each child once the size is known."""
 
+    kind = "host"
+
     def __init__(self) -> None:
         self.fd = os.memfd_create("egg-outputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         self.size = 0
         self.mm: mmap.mmap | None = None
         self.pinned = False
+        self._mapping: threading.Thread | None = None
+        self._map_error: BaseException | None = None
 
     def seal(self, size: int) -> None:
         """Parent: fix the size for good."""
@@ -123,22 +134,49 @@ class Region:
 
     def map(self) -> None:
         """Child: map the sealed region; on a GPU, pin it so that copies run
-        at full speed (best effort: pageable copies work too, slower)."""
-        if self.mm is not None:
+        at full speed (best effort: pageable copies work too, slower). Joins
+        map_in_background's thread when one was started, and raises what it
+        raised."""
+        t, self._mapping = self._mapping, None
+        if t is not None:
+            t.join()
+        if self._map_error is not None:
+            e, self._map_error = self._map_error, None
+            raise e
+        if self.mm is None:
+            self._map_now()
+
+    def map_in_background(self) -> None:
+        """Child: map() in a daemon thread, while the child does other work."""
+        if self.mm is not None or self._mapping is not None:
             return
+
+        def run() -> None:
+            try:
+                self._map_now()
+            except BaseException as e:  # re-raised by map() in the child's main thread
+                self._map_error = e
+
+        self._mapping = threading.Thread(target=run, name="egg-region-map", daemon=True)
+        self._mapping.start()
+
+    def _map_now(self) -> None:
         size = os.fstat(self.fd).st_size
         seals = fcntl.fcntl(self.fd, fcntl.F_GET_SEALS)
         need = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
         if seals & need != need:
             raise RuntimeError("the output region is not sealed")
-        self.mm = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        self.size = size
+        mm = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             try:
-                ptr = torch.frombuffer(self.mm, dtype=torch.uint8, count=1).data_ptr()
-                self.pinned = int(torch.cuda.cudart().cudaHostRegister(ptr, size, 0)) == 0
+                ptr = torch.frombuffer(mm, dtype=torch.uint8, count=1).data_ptr()
+                # Portable: pinned for every device's context, whichever
+                # thread registers it.
+                self.pinned = int(torch.cuda.cudart().cudaHostRegister(ptr, size, 1)) == 0
             except Exception:
                 self.pinned = False
+        self.size = size
+        self.mm = mm
 
     def view(self, s: dict, offset: int) -> torch.Tensor:
         """The slot of one output as a CPU tensor of its spec's dtype and shape."""
@@ -162,12 +200,14 @@ class Region:
 def write_outputs(region: Region, tensors: list[torch.Tensor], kinds: list[str], expected: list[dict]) -> list[dict]:
     """Candidate side: the specs of its outputs, each copied into its slot
     when its dtype and shape match what the reference returned (a mismatch
-    is reported by the specs alone; the bytes are not needed to reject it)."""
+    is reported by the specs alone; the bytes are not needed to reject it).
+    `region` is the host Region or a devregion.DeviceRegion; each spec says
+    which ("where")."""
     offsets, _ = layout(expected)
     specs = []
     for k, (t, kind) in enumerate(zip(tensors, kinds)):
         s = spec(t, kind)
-        s["written"] = False
+        s["written"], s["where"] = False, region.kind
         if k < len(expected) and _fits(s, expected[k]):
             dst = region.view(expected[k], offsets[k])
             if t.numel():

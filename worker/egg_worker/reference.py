@@ -16,7 +16,7 @@ import time
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import faults, roofline, sandbox
+from . import devregion, faults, roofline, sandbox
 from .checksums import checksum, checksum_close
 from .compare import TRUTH_K, compare, judge_by_truth, near_constant, tolerances
 from .guards import apply_precision
@@ -114,8 +114,10 @@ def _finite(outs: list) -> bool:
 class Reference:
     """The reference side of one evaluation."""
 
-    def __init__(self, job: dict, device: torch.device, task, model, region: Region):
+    def __init__(self, job: dict, device: torch.device, task, model, region: Region, sock=None):
         self.job, self.device, self.task, self.model, self.region = job, device, task, model, region
+        self.sock = sock  # where a device region's descriptor goes to the candidate (devregion.py)
+        self.dev: devregion.DeviceRegion | None = None
         self.atol, self.rtol = job["atol"], job["rtol"]
         self.truth_on = job["truth"]
         self.always_truth = job["selfcheck"]
@@ -158,9 +160,29 @@ class Reference:
         self.sigs = [spec(o, k) for o, k in zip(outs, kinds)]
         self.offsets, self.region_size = layout(self.sigs)
         self._keep(0, outs, "task")
-        return {"event": Event.READY, "outputs": self.sigs, "aliases": aliases, "mutated": self.mutated,
-                "region_bytes": self.region_size,
-                "input_bytes": in_bytes, "output_bytes": sum(s["nbytes"] for s in self.sigs)}
+        ready = {"event": Event.READY, "outputs": self.sigs, "aliases": aliases, "mutated": self.mutated,
+                 "region_bytes": self.region_size,
+                 "input_bytes": in_bytes, "output_bytes": sum(s["nbytes"] for s in self.sigs)}
+        if self.sock is not None:
+            ready.update(self._share_device_region())
+        return ready
+
+    def _share_device_region(self) -> dict:
+        """The device region, made and its descriptor sent to the candidate;
+        what READY says of it."""
+        try:
+            self.dev = devregion.DeviceRegion(self.device, self.region_size)
+            devregion.send(self.sock, self.dev)
+            return {"device_region": True}
+        except torch.OutOfMemoryError as e:
+            self.dev = None
+            return {"device_region": False, "device_region_error": f"out of memory: {str(e)[:200]}"}
+        except (devregion.Unavailable, OSError, RuntimeError) as e:
+            self.dev = None
+            return {"device_region": False, "device_region_error": str(e)[:300]}
+        finally:
+            self.sock.close()
+            self.sock = None
 
     def _keep(self, t: int, outs: list, variant: str) -> None:
         self.current = (t, outs, variant)
@@ -176,6 +198,11 @@ class Reference:
         reference's outputs NaN or Inf where the task's own inputs did not
         has left the task's domain (log of a negative number, say): the
         trial then uses the task's own distribution."""
+        # The parent has sealed the host region by the first PREPARE: where
+        # it is the candidate's way, pinning it runs while the candidate
+        # compiles (outputs.py); compare() joins.
+        if self.dev is None:
+            self.region.map_in_background()
         if self.current and self.current[0] == t:
             return {"event": Event.PREPARED, "trial": t, "variant": self.current[2]}
         self.current = None
@@ -233,7 +260,6 @@ class Reference:
             res["reason"] = f"forward returned {len(specs) if isinstance(specs, list) else '?'} output(s), " \
                             f"the reference {len(refs)}"
             return res
-        self.region.map()
         errs, rels, truth, reason = [], [], None, None
         for k, (got, want) in enumerate(zip(specs, self.sigs)):
             if not isinstance(got, dict):
@@ -246,7 +272,11 @@ class Reference:
             if why or not got.get("written"):
                 reason = f"trial {t} output {k}: {why or 'not written'}"
                 break
-            out = self.region.view(want, self.offsets[k])
+            if got.get("where") == "device" and self.dev is not None:
+                out = self.dev.view(want, self.offsets[k])
+            else:
+                self.region.map()
+                out = self.region.view(want, self.offsets[k])
             r = compare(refs[k], out, self.atol, self.rtol, self.device)
             errs.append(r["max_abs_err"])
             rels.append(r["max_rel_err"])
@@ -305,13 +335,14 @@ class Reference:
         return flags
 
 
-def run(ch: Channel, job: dict, region: Region) -> None:
-    """Entry point of the reference process."""
+def run(ch: Channel, job: dict, region: Region, sock=None) -> None:
+    """Entry point of the reference process. `sock`: its end of the pair on
+    which it sends the candidate a device region (devregion.py), or None."""
     try:
         device = _setup(job, "ref")
         task, model = _build(job, device)
         ch.send({"event": Event.LOADED})
-        ref = Reference(job, device, task, model, region)
+        ref = Reference(job, device, task, model, region, sock)
         ch.send(ref.start())
     except TaskError as e:
         ch.send({"event": Event.TASK_ERROR, "error": str(e)})
@@ -327,7 +358,9 @@ def run(ch: Channel, job: dict, region: Region) -> None:
             if what == Cmd.EXIT:
                 return
             if what == Cmd.STATS:
-                ch.send(dict(memory_stats(), event=Event.STATS))
+                # The device region is the driver's allocation, outside PyTorch's figures.
+                extra = {"device_region_bytes": ref.dev.mapped} if ref.dev is not None else {}
+                ch.send(dict(memory_stats(), event=Event.STATS, **extra))
             elif what == Cmd.PREPARE:
                 ch.send(ref.prepare(int(cmd["trial"])))
             elif what == Cmd.COMPARE:

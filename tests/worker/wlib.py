@@ -11,9 +11,11 @@ TASKS = os.path.join(ROOT, "tests", "tasks")
 sys.path.insert(0, os.path.join(ROOT, "worker"))
 from egg_worker.messages import REQUESTS  # noqa: E402
 
-# What egg sends when the user sets nothing (src/eval/eval.c, eval_opts_init
-# and the CPU loop sizes; profile.c): the worker has no defaults of its own,
-# so these clients, standing in for egg, fill in every field a test leaves out.
+# What egg sends on the CPU when the user sets nothing (src/eval/eval.c,
+# eval_opts_init; profile.c): the worker has no defaults of its own, so
+# these clients, standing in for egg, fill in every field a test leaves out.
+# test_sends.py checks them against the requests the real egg sends (the
+# time limit excepted: egg's depends on the op, and each test picks its own).
 EGG_SENDS = {"timeout_s": 300.0, "lock": None, "precision": "fp32", "clock": "gpu", "warmup": 1, "iters": 5,
              "kernel_source": None, "selfcheck": False, "trials": 5, "timing": True, "truth": True, "atol": None,
              "rtol": None, "compile_mode": "default", "calls": 1, "ncu_args": [], "ncu": None, "allow_torch": False,

@@ -1,4 +1,5 @@
-"""faults.py: fault injection for tests, of two kinds.
+"""faults.py: fault injection for tests, of two kinds, and a record of
+the requests a worker is sent (3).
 
 1. Failures inside an evaluation's processes. EGG_WORKER_FAULTS holds
    comma-separated names; inject(name) raises where a test needs a failure
@@ -41,6 +42,12 @@
    The file is updated under an flock, so that every worker of a run shares
    one count: a loss with times 1 happens once however many workers start.
    Without EGG_WORKER_LOSS (every real run) loss_point returns at once.
+
+3. What egg sends. With EGG_WORKER_RECORD naming a file, the worker
+   appends each request it reads to it as one JSON line, its sources
+   replaced by their lengths: tests/worker/test_sends.py checks there that
+   the requests the worker tests make (tests/worker/wlib.py, standing in
+   for egg) carry egg's own defaults.
 """
 from __future__ import annotations
 
@@ -132,3 +139,15 @@ def loss_point(moment: str, op: str | None = None, job_pid: int | None = None, p
         stream.write(text[: max(1, len(text) // 2)])
         stream.flush()
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+# ---- 3. recording requests ------------------------------------------
+
+def record_request(req: dict) -> None:
+    """Append `req` to EGG_WORKER_RECORD's file, if set (sources as lengths)."""
+    path = os.environ.get("EGG_WORKER_RECORD")
+    if not path:
+        return
+    line = {k: (len(v) if k.endswith("_source") and isinstance(v, str) else v) for k, v in req.items()}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")

@@ -238,6 +238,7 @@ def serve(argv: list[str]) -> int:
             continue
         rid = req.get("id")
         op = req.get("op")
+        faults.record_request(req)
         faults.loss_point("request", op)
         try:
             op = messages.check_request(req)

@@ -37,7 +37,7 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 		OPT_TABLE_END,
 	};
 	const struct opt *tables[] = { own, device_flag_options(&df), pipeline_flag_options(&pf),
-				       eval_flag_options(&ef, 1), NULL };
+				       eval_flag_options(&ef, EVAL_FLAGS_PIPELINE), NULL };
 
 	eval_flags_init(&ef);
 	pipeline_flags_init(&pf);
@@ -49,7 +49,7 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	if ((code = cmd_task_paths(self, &ctx.args, dir, &paths)) >= 0)
 		goto out;
 	if (device_flags_apply(&df, &ctx.cfg, &devices) < 0 || pipeline_flags_apply(&pf, &ro.po) < 0 ||
-	    eval_flags_apply(&ef, devices.v[0], &ro.eo) < 0) {
+	    eval_flags_apply(&ef, EVAL_FLAGS_PIPELINE, devices.v[0], &ro.eo) < 0) {
 		code = err_report();
 		goto out;
 	}

@@ -155,7 +155,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		{ "speedup-bound", 0, OPT_DOUBLE, &bound, "X", "re-measure speedups over eager beyond this (default 10)" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { eval_flag_options(&ef, 0), own, NULL };
+	const struct opt *tables[] = { eval_flag_options(&ef, EVAL_FLAGS_EVAL), own, NULL };
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *baseline = NULL, *res = NULL;
@@ -167,7 +167,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	eval_flags_init(&ef);
 	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;
-	if (eval_flags_apply(&ef, ctx.device, &o) < 0 || fs_read(ctx.args.v[0], &task) < 0 ||
+	if (eval_flags_apply(&ef, EVAL_FLAGS_EVAL, ctx.device, &o) < 0 || fs_read(ctx.args.v[0], &task) < 0 ||
 	    (ctx.args.n > 1 && fs_read(ctx.args.v[1], &kernel) < 0)) {
 		code = err_report();
 		goto out;

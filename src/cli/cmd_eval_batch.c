@@ -236,7 +236,7 @@ int cmd_eval_batch(int argc, char **argv)
 		{ "quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress lines" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { own, device_flag_options(&df), eval_flag_options(&ef, 0), NULL };
+	const struct opt *tables[] = { own, device_flag_options(&df), eval_flag_options(&ef, EVAL_FLAGS_EVAL), NULL };
 
 	eval_flags_init(&ef);
 	device_flags_init(&df);
@@ -249,7 +249,7 @@ int cmd_eval_batch(int argc, char **argv)
 		goto out;
 	}
 	if ((list ? read_list(list, &tasks, &kernels) : kernelbench_pairs(kb, gen, &tasks, &kernels)) < 0 ||
-	    device_flags_apply(&df, &ctx.cfg, &devices) < 0 || eval_flags_apply(&ef, devices.v[0], &ro.eo) < 0) {
+	    device_flags_apply(&df, &ctx.cfg, &devices) < 0 || eval_flags_apply(&ef, EVAL_FLAGS_EVAL, devices.v[0], &ro.eo) < 0) {
 		code = err_report();
 		goto out;
 	}

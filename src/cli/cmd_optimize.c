@@ -205,7 +205,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		  "(default: TASK.existing.py beside the task, when present)" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, 1), NULL };
+	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, EVAL_FLAGS_PIPELINE), NULL };
 	const struct task_state *ts;
 	json_t *result, *config = NULL;
 	char *hint = NULL, *group = NULL, task_hash[65] = "";
@@ -218,7 +218,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		goto out;
 	if ((code = cmd_parse(self, tables, (int)all_args.n, all_args.v, &ctx)) >= 0)
 		goto out;
-	if (pipeline_flags_apply(&pf, &ro.po) < 0 || eval_flags_apply(&ef, ctx.device, &ro.eo) < 0) {
+	if (pipeline_flags_apply(&pf, &ro.po) < 0 || eval_flags_apply(&ef, EVAL_FLAGS_PIPELINE, ctx.device, &ro.eo) < 0) {
 		code = err_report();
 		goto out;
 	}

@@ -16,6 +16,7 @@
 #include "../util/timeutil.h"
 #include "../util/jsonnum.h"
 #include "cli.h"
+#include "flags.h"
 
 struct check {
 	struct pool *pool;
@@ -273,19 +274,13 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 	struct check c = { 0 };
 	struct strvec paths = STRVEC_INIT, devices = STRVEC_INIT;
 	const char *dir = NULL, *device_list = NULL, *rows_path = NULL;
-	int trials = 0, iters = 0, warmup = 0, jobs = 0, per_device = 0, no_timing = 0, no_truth = 0, quiet = 0;
-	double timeout = 0;
+	int jobs = 0, per_device = 0, quiet = 0;
+	struct eval_flags ef;
 	const struct opt own[] = {
 		{ "dir", 0, OPT_STRING, &dir, "DIR", "every *.py under DIR (recursively)" },
 		{ "devices", 0, OPT_STRING, &device_list, "LIST", "devices to use, e.g. cuda:0,cuda:1 (default: all GPUs, else cpu)" },
 		{ "jobs", 'j', OPT_INT, &jobs, "N", "tasks at once (default: 2 per device)" },
 		{ "workers-per-device", 0, OPT_INT, &per_device, "N", "eval workers per device (default 2)" },
-		{ "trials", 0, OPT_INT, &trials, "N", "correctness trials (default 5)" },
-		{ "iters", 0, OPT_INT, &iters, "N", "timed calls (default 10; CPU 3)" },
-		{ "warmup", 0, OPT_INT, &warmup, "N", "warm-up calls (default 2; CPU 1)" },
-		{ "no-timing", 0, OPT_FLAG, &no_timing, NULL, "correctness only" },
-		{ "no-truth", 0, OPT_FLAG, &no_truth, NULL, "skip the float64 reference (ill-conditioning is then not measured)" },
-		{ "timeout", 0, OPT_DOUBLE, &timeout, "S", "seconds per evaluation (default 300, CPU 900)" },
 		{ "rows", 0, OPT_STRING, &rows_path, "FILE", "also append each task's row to FILE as one JSON line when it ends" },
 		{ "quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress lines" },
 		OPT_TABLE_END,
@@ -293,31 +288,24 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 	pthread_t *threads = NULL;
 	json_t *rows = NULL, *sum = NULL;
 	char *log_dir = NULL;
-	const struct opt *tables[] = { own, NULL };
-	int code = cmd_parse(self, tables, argc, argv, &ctx);
+	const struct opt *tables[] = { own, eval_flag_options(&ef, EVAL_FLAGS_SELFCHECK), NULL };
+	int code;
 	size_t i;
 
-	if (code >= 0)
+	eval_flags_init(&ef);
+	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;
 	if ((code = cmd_task_paths(self, &ctx.args, dir, &paths)) >= 0)
 		goto out;
-	if (trials < 0 || iters < 0 || warmup < 0 || jobs < 0 || per_device < 0) {
-		code = err_usage("--trials, --iters, --warmup, --jobs and --workers-per-device must not be negative");
+	if (jobs < 0 || per_device < 0) {
+		code = err_usage("--jobs and --workers-per-device must not be negative");
 		goto out;
 	}
-	if (discover_devices(&ctx.cfg, device_list, 1, &devices) < 0) {
+	if (discover_devices(&ctx.cfg, device_list, 1, &devices) < 0 ||
+	    eval_flags_apply(&ef, EVAL_FLAGS_SELFCHECK, devices.v[0], &c.eo) < 0) {
 		code = err_report();
 		goto out;
 	}
-	eval_opts_init(&c.eo, devices.v[0]);
-	c.eo.warmup = warmup ? warmup : strcmp(devices.v[0], "cpu") ? 2 : 1;
-	c.eo.iters = iters ? iters : strcmp(devices.v[0], "cpu") ? 10 : 3;
-	if (trials)
-		c.eo.trials = trials;
-	if (timeout > 0)
-		c.eo.timeout_s = timeout;
-	c.eo.timing = !no_timing;
-	c.eo.truth = !no_truth;
 	log_dir = fs_join(ctx.cfg.store, "logs");
 	if (fs_mkdir_p(log_dir) < 0) {
 		free(log_dir);

@@ -16,22 +16,50 @@ void eval_flags_init(struct eval_flags *f)
 	f->atol = f->rtol = -1;
 }
 
-/* The help's defaults, from eval_opts_init: the one place they are set. */
+void eval_flags_defaults(enum eval_flag_set set, struct eval_opts *eo, const char *device)
+{
+	eval_opts_init(eo, device);
+	if (set == EVAL_FLAGS_SELFCHECK) {
+		/* A selfcheck times the task's own Model to exercise the timing
+		 * path on every task, not to measure it precisely. */
+		int cpu = device && !strcmp(device, "cpu");
+		eo->warmup = cpu ? 1 : 2;
+		eo->iters = cpu ? 3 : 10;
+	}
+}
+
+/* The help's defaults, from eval_flags_defaults: the one place they are set. */
 static const char *help_with_defaults(char **slot, const char *what, int gpu, int cpu)
 {
-	if (!*slot)
-		*slot = gpu == cpu ? xasprintf("%s (default %d)", what, gpu)
-				   : xasprintf("%s (default %d on a GPU, %d on the CPU)", what, gpu, cpu);
+	free(*slot);
+	*slot = gpu == cpu ? xasprintf("%s (default %d)", what, gpu)
+			   : xasprintf("%s (default %d on a GPU, %d on the CPU)", what, gpu, cpu);
 	return *slot;
 }
 
-const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline)
+/* Whether `set` leaves out the flag `name`. */
+static int left_out(enum eval_flag_set set, const char *name)
+{
+	if (!name)
+		return 0;
+	switch (set) {
+	case EVAL_FLAGS_PIPELINE:
+		return !strcmp(name, "no-timing") || !strcmp(name, "allow-torch");
+	case EVAL_FLAGS_SELFCHECK:
+		return !strcmp(name, "compile-mode") || !strcmp(name, "allow-torch");
+	case EVAL_FLAGS_EVAL:
+		break;
+	}
+	return 0;
+}
+
+const struct opt *eval_flag_options(struct eval_flags *f, enum eval_flag_set set)
 {
 	static struct opt table[16];
 	static char *help[4];
 	struct eval_opts gpu, cpu;
-	eval_opts_init(&gpu, "cuda");
-	eval_opts_init(&cpu, "cpu");
+	eval_flags_defaults(set, &gpu, "cuda");
+	eval_flags_defaults(set, &cpu, "cpu");
 	const struct opt t[] = {
 		{ "trials", 0, OPT_INT, &f->trials, "N",
 		  help_with_defaults(&help[0], "correctness trials with fresh inputs", gpu.trials, cpu.trials) },
@@ -54,14 +82,14 @@ const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline)
 	};
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (!(for_pipeline && t[i].name && (!strcmp(t[i].name, "no-timing") || !strcmp(t[i].name, "allow-torch"))))
+		if (!left_out(set, t[i].name))
 			table[n++] = t[i];
 	return table;
 }
 
-int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval_opts *eo)
+int eval_flags_apply(const struct eval_flags *f, enum eval_flag_set set, const char *device, struct eval_opts *eo)
 {
-	eval_opts_init(eo, device);
+	eval_flags_defaults(set, eo, device);
 	if (f->trials < 0 || f->iters < 0 || f->warmup < 0) {
 		err_set(ERR_INPUT, "--trials, --iters and --warmup must not be negative");
 		return -1;

@@ -9,19 +9,29 @@
 #include "../pipeline/pipeline.h"
 #include "../util/opt.h"
 
-/* Evaluation flags: egg eval, optimize and bench take them. */
+/* Evaluation flags: egg eval, eval --batch, optimize, bench and selfcheck take them. */
 struct eval_flags {
 	int trials, iters, warmup, no_truth, no_timing, allow_torch;
 	double atol, rtol, timeout;
 	const char *precision, *compile_mode, *clock;
 };
 
+/* Which of the flags a command takes, and from which defaults. */
+enum eval_flag_set {
+	EVAL_FLAGS_EVAL,	/* egg eval and eval --batch: all */
+	EVAL_FLAGS_PIPELINE,	/* optimize, bench: not --no-timing (the pipeline chooses by time) nor --allow-torch */
+	EVAL_FLAGS_SELFCHECK,	/* selfcheck: not --compile-mode (no baselines) nor --allow-torch (waived there);
+				 * lighter timing defaults */
+};
+
 void eval_flags_init(struct eval_flags *f);
-/* Their option table; points into `f`. With `for_pipeline` (optimize,
- * bench) --no-timing is left out: the pipeline chooses by time. */
-const struct opt *eval_flag_options(struct eval_flags *f, int for_pipeline);
-/* eval_opts_init(eo, device), then the flags given; -1 with ERR_INPUT. */
-int eval_flags_apply(const struct eval_flags *f, const char *device, struct eval_opts *eo);
+/* The defaults of `set` on `device`: eval_opts_init's, lighter for a
+ * selfcheck. The help states them; eval_flags_apply starts from them. */
+void eval_flags_defaults(enum eval_flag_set set, struct eval_opts *eo, const char *device);
+/* Their option table; points into `f`. */
+const struct opt *eval_flag_options(struct eval_flags *f, enum eval_flag_set set);
+/* eval_flags_defaults(set, eo, device), then the flags given; -1 with ERR_INPUT. */
+int eval_flags_apply(const struct eval_flags *f, enum eval_flag_set set, const char *device, struct eval_opts *eo);
 
 /* Pipeline flags: egg optimize and bench. */
 struct pipeline_flags {

@@ -35,6 +35,10 @@ int agents_over_budget(struct agents *a, char *why, size_t why_len)
 	return over;
 }
 
+/* The one place LLM usage is counted: the task's figures (its budget, kept
+ * per pipeline branch and merged when branches join), the run's budget and
+ * the live display. Replayed and cached calls count tokens (so that a
+ * resumed run decides as the first did) but cost nothing again. */
 static void account(struct agents *a, const struct llm_result *res)
 {
 	long t = res->prompt_tokens + res->completion_tokens;
@@ -53,6 +57,8 @@ static void account(struct agents *a, const struct llm_result *res)
 		a->run_budget->cost += c;
 		pthread_mutex_unlock(&a->run_budget->lock);
 	}
+	if (a->on_usage)
+		a->on_usage(a->usage_ctx, t, c);
 }
 
 /* One LLM call, recorded. Returns the reply text (owned) or NULL. */

@@ -35,6 +35,10 @@ struct agents {
 	long max_tokens;	/* per task; 0: unlimited */
 	double max_cost;	/* per task; 0: unlimited */
 	struct budget *run_budget;
+	/* Told each call's tokens and cost as they are counted (the live
+	 * display), or NULL: every count of LLM usage starts in agents.c. */
+	void (*on_usage)(void *ctx, long tokens, double cost_usd);
+	void *usage_ctx;
 	char waiting_key[65];	/* the spooled request awaited (AGENT_WAITING), or "" */
 };
 

@@ -1,4 +1,4 @@
-/* llm.c: HTTP calls to the LLM endpoint with retries, backoff, cache and accounting. */
+/* llm.c: HTTP calls to the LLM endpoint with retries, backoff, the reply cache and the spool. */
 #include "llm.h"
 
 #include <ctype.h>
@@ -26,7 +26,6 @@ struct llm {
 	char *url;
 	int use_cache;
 	pthread_mutex_t lock;
-	struct llm_totals totals;
 	pthread_cond_t slot_free;	/* the concurrency cap (cfg->llm_concurrency) */
 	int in_flight;
 	int quiet_retries;		/* no retry notices on stderr (llm_set_quiet) */
@@ -128,7 +127,6 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 	c->use_cache = use_cache;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->slot_free, NULL);
-	c->totals.cost_complete = 1;
 	return c;
 }
 
@@ -148,13 +146,6 @@ void llm_result_clear(struct llm_result *res)
 	free(res->finish_reason);
 	free(res->model);
 	memset(res, 0, sizeof(*res));
-}
-
-void llm_totals(struct llm *c, struct llm_totals *out)
-{
-	pthread_mutex_lock(&c->lock);
-	*out = c->totals;
-	pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- prices ---- */
@@ -305,21 +296,6 @@ static double backoff_ms(const struct config *cfg, int attempt, unsigned *seed)
 	return (base < cap ? base : cap) * jitter;
 }
 
-static void account(struct llm *c, const struct llm_result *res)
-{
-	pthread_mutex_lock(&c->lock);
-	c->totals.calls++;
-	c->totals.prompt_tokens += res->prompt_tokens;
-	c->totals.completion_tokens += res->completion_tokens;
-	if (res->cached)
-		c->totals.cache_hits++;
-	else if (res->cost_usd >= 0)
-		c->totals.cost_usd += res->cost_usd;
-	else
-		c->totals.cost_complete = 0;
-	pthread_mutex_unlock(&c->lock);
-}
-
 /* The spool instead of the network: a reply from DIR/replies, or the
  * request written to DIR/pending and ERR_WAITING. */
 static int spooled_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res)
@@ -349,7 +325,6 @@ static int spooled_call(struct llm *c, const struct llm_request *req, long max_t
 	if (c->use_cache)
 		replycache_write(c->cfg->cache_dir, res->cache_key, res);
 	spool_done(cfg->llm_spool, res->cache_key);
-	account(c, res);
 	return 0;
 }
 
@@ -389,8 +364,7 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 		res->cached = 1;
 		res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
 		res->cost_usd = 0;
-		account(c, res);
-		return 0;
+			return 0;
 	}
 	if (cfg->llm_spool)
 		return spooled_call(c, req, max_tokens, res);
@@ -479,8 +453,7 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 							  res->completion_tokens);
 				if (c->use_cache)
 					replycache_write(c->cfg->cache_dir, res->cache_key, res);
-				account(c, res);
-				buf_release(&r.body);
+							buf_release(&r.body);
 				rc = 0;
 				goto out;
 			}

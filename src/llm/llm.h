@@ -9,7 +9,8 @@
 
 /*
  * One struct llm serves many threads at once: each call uses its own curl
- * handle; totals are kept under a lock. The client borrows `cfg` (which must
+ * handle. It counts nothing: a call's usage is in its llm_result, and the
+ * agents count it (agents.c, account). The client borrows `cfg` (which must
  * outlive it) for provider, URL, model, key, limits and prices.
  */
 struct llm;
@@ -37,15 +38,6 @@ struct llm_result {
 	char cache_key[65];
 };
 
-struct llm_totals {
-	long calls;
-	long cache_hits;
-	long prompt_tokens;
-	long completion_tokens;
-	double cost_usd;
-	int cost_complete;	/* every paid call had a known price */
-};
-
 /* Returns a client, or NULL with ERR_INPUT when the model is missing or a
  * remote endpoint has no API key, ERR_INFRA when the endpoint's host does not
  * resolve (checked up front, before any work; not with cfg->llm_spool). With
@@ -67,7 +59,6 @@ int llm_url_is_local(const char *url);
  */
 int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res);
 void llm_result_clear(struct llm_result *res);
-void llm_totals(struct llm *c, struct llm_totals *out);
 void llm_free(struct llm *c);
 
 /* Price of a call in USD from the built-in table and the config's

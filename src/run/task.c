@@ -51,14 +51,17 @@ struct sink_ctx {
 static int sink_call(void *ctx, json_t *call)
 {
 	struct sink_ctx *s = ctx;
-	int rc = store_add_call(s->rc->store, s->rc->run_id, s->ts->task_id, call);
+	return store_add_call(s->rc->store, s->rc->run_id, s->ts->task_id, call);
+}
+
+/* agents.on_usage: the live display's figures (agents.c counts). */
+static void live_usage(void *ctx, long tokens, double cost_usd)
+{
+	struct sink_ctx *s = ctx;
 	pthread_mutex_lock(&s->rc->mu);
-	s->ts->tokens += (long)(json_integer_value(json_object_get(call, "prompt_tokens")) +
-				json_integer_value(json_object_get(call, "completion_tokens")));
-	if (!json_is_true(json_object_get(call, "cached")))
-		s->ts->cost += json_number_value(json_object_get(call, "cost_usd"));
+	s->ts->tokens += tokens;
+	s->ts->cost += cost_usd;
 	pthread_mutex_unlock(&s->rc->mu);
-	return rc;
 }
 
 static int sink_candidate(void *ctx, const char *id, const char *stage, const char *source, json_t *eval)
@@ -433,6 +436,8 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	agents.max_tokens = rc->task_max_tokens;
 	agents.max_cost = rc->task_max_cost;
 	agents.run_budget = rc->budget;
+	agents.on_usage = live_usage;
+	agents.usage_ctx = sc;
 	memset(&env, 0, sizeof(env));
 	env.pool = rc->pool;
 	env.device = ts->device;

@@ -16,6 +16,14 @@ start_mock "$SRC/tests/pipeline/bench.json"
 run_egg bench $FAST --dir "$T" --cpu-workers 2 --workers-per-device 1 --jobs 3 --json
 expect_rc 0 "a bench run over three tasks, one of them broken"
 expect_err "^egg: run [^ :]+: [0-9]/3 done" "progress lines on stderr (not a terminal: plain lines)"
+check "the last progress line's tokens are the tasks' own (agents.c counts once, the display reads it)" \
+	python3 - "$OUT" "$(grep '^egg: run ' "$ERR" | tail -1)" <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+shown = int(re.search(r"; (\d+) tokens,", sys.argv[2]).group(1))
+total = sum((t.get("prompt_tokens") or 0) + (t.get("completion_tokens") or 0) for t in j["tasks"])
+assert shown == total and total > 0, (shown, total, sys.argv[2])
+PY
 RUN=$(json_get "$OUT" 'j["run"]["id"]')
 check "the report has the documented metrics, overall and per folder" python3 - "$OUT" <<'PY'
 import json, sys

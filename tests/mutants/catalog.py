@@ -36,7 +36,7 @@ OWN_MUTANTS = [
 
     # Resume: an evaluation that finished is not run again.
     dict(name="eval-cache-never-answers", point="resume: no repeated eval",
-         file="src/eval/cache.c", find="	json_object_del(o, \"mac\");\n	return o;",
+         file="src/eval/cache.c", find="	json_object_del(o, \"mac_format\");\n	return o;",
          replace="	json_decref(o);\n	return NULL;", tests=["cli:t65-resume", "cli:t42-cache"]),
 
     # Logs are trimmed, keeping the tail where the error is.
@@ -61,8 +61,8 @@ OWN_MUTANTS = [
          tests=["cli:t40-eval"]),
     # A worker that died during a job: restarted, the job retried once.
     dict(name="no-retry-after-worker-death", point="worker death: retry",
-         file="src/eval/eval.c", find="if (!res && err_kind() == ERR_INFRA) {", replace="if (0) {",
-         tests=["cli:t40-eval"]),
+         file="src/eval/worker.c", find="	if (!res && w->lost) {\n		/* The worker itself died",
+         replace="	if (0) {\n		/* The worker itself died", tests=["cli:t71-worker-loss"]),
 
     # Budgets.
     dict(name="task-cost-budget-ignored", point="budget: --max-cost",

@@ -118,9 +118,9 @@ class DeviceRegion:
         if device.type != "cuda":
             raise Unavailable("not a CUDA device")
         lib = _cuda()
-        torch.cuda.set_device(device)
-        torch.cuda.synchronize(device)  # the primary context current on this thread
         ordinal = device.index if device.index is not None else torch.cuda.current_device()
+        torch.cuda.set_device(ordinal)
+        torch.cuda.synchronize(ordinal)  # the primary context current on this thread
         prop = _prop(ordinal)
         gran = ctypes.c_size_t(0)
         _check(lib.cuMemGetAllocationGranularity(ctypes.byref(gran), ctypes.byref(prop), _GRANULARITY_MINIMUM),

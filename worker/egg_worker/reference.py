@@ -177,9 +177,9 @@ class Reference:
         except torch.OutOfMemoryError as e:
             self.dev = None
             return {"device_region": False, "device_region_error": f"out of memory: {str(e)[:200]}"}
-        except (devregion.Unavailable, OSError, RuntimeError) as e:
+        except Exception as e:  # any failure: the host region, as without it
             self.dev = None
-            return {"device_region": False, "device_region_error": str(e)[:300]}
+            return {"device_region": False, "device_region_error": f"{type(e).__name__}: {str(e)[:300]}"}
         finally:
             self.sock.close()
             self.sock = None

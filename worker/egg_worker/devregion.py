@@ -29,6 +29,8 @@ import socket
 
 import torch
 
+from .outputs import slot
+
 # cuda.h (stable since CUDA 10.2)
 _PINNED = 1  # CU_MEM_ALLOCATION_TYPE_PINNED
 _POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
@@ -160,12 +162,7 @@ class DeviceRegion:
 
     def view(self, s: dict, offset: int) -> torch.Tensor:
         """The slot of one output as a device tensor of its spec's dtype and shape."""
-        from .outputs import DTYPES, SCALAR_DTYPES
-
-        n = int(s["nbytes"])
-        if offset < 0 or offset + n > self.size:
-            raise ValueError("an output does not fit its slot")
-        dtype = SCALAR_DTYPES.get(s["kind"]) if s["kind"] != "tensor" else DTYPES[s["dtype"]]
+        n, dtype = slot(s, offset, self.size)
         if n == 0:
             return torch.empty(s["shape"], dtype=dtype, device=self.raw.device)
         return self.raw[offset:offset + n].view(dtype).view(s["shape"])

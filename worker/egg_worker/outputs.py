@@ -181,10 +181,7 @@ class Region:
     def view(self, s: dict, offset: int) -> torch.Tensor:
         """The slot of one output as a CPU tensor of its spec's dtype and shape."""
         assert self.mm is not None
-        n = int(s["nbytes"])
-        if offset < 0 or offset + n > self.size:
-            raise ValueError("an output does not fit its slot")
-        dtype = SCALAR_DTYPES.get(s["kind"]) if s["kind"] != "tensor" else DTYPES[s["dtype"]]
+        n, dtype = slot(s, offset, self.size)
         if n == 0:
             return torch.empty(s["shape"], dtype=dtype)
         raw = torch.frombuffer(self.mm, dtype=torch.uint8, count=n, offset=offset)
@@ -195,6 +192,15 @@ class Region:
             os.close(self.fd)
         except OSError:
             pass
+
+
+def slot(s: dict, offset: int, size: int) -> tuple[int, torch.dtype]:
+    """(bytes, dtype) of one output's slot at `offset` in a region of `size`
+    bytes (host or device), checked to fit."""
+    n = int(s["nbytes"])
+    if offset < 0 or offset + n > size:
+        raise ValueError("an output does not fit its slot")
+    return n, SCALAR_DTYPES.get(s["kind"]) if s["kind"] != "tensor" else DTYPES[s["dtype"]]
 
 
 def write_outputs(region: Region, tensors: list[torch.Tensor], kinds: list[str], expected: list[dict]) -> list[dict]:

@@ -2,12 +2,15 @@
 timing floor on a GPU, the wall-clock cross-check's factor of 4 and its
 slack, work outside the timed stream, the launch_bound and unstable flags),
 on hand-made statistics, and the timed outputs' summaries (checksums.py) at
-theirs: no process, no GPU needed."""
+theirs, and the one-read Triton kernel that sums large outputs on a GPU
+(fastsums.py) against the PyTorch path, in Triton's interpreter: no
+process, no GPU needed."""
 from __future__ import annotations
 
 import os
 import sys
 
+os.environ["TRITON_INTERPRET"] = "1"  # fastsums' kernel on the CPU, before triton is imported
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wlib import ROOT, Tap  # noqa: E402
 
@@ -72,6 +75,7 @@ def main() -> int:
     _, _, flags = verdict(st(0.5, cv=0.2), st(0.2), 0.5, 0.02, *gpu, None, 0.1)
     tap.ok(not flags, "but not on a kernel under 1 ms, where cv is noise", flags)
     summaries(tap)
+    fused_sums(tap)
     return tap.done()
 
 
@@ -102,6 +106,65 @@ def summaries(tap: Tap) -> None:
     y[12345] = float("nan")
     tap.ok(not close(checksums.checksum(x, 3), checksums.checksum(y, 3), 1e-4, 1e-4),
            "one NaN where the reference has none does not match (the counts)")
+
+
+def fused_sums(tap: Tap) -> None:
+    """checksum through fastsums' kernel (as in the candidate's process on a
+    GPU) against the PyTorch path (as in the reference's): the same
+    summary within the rounding allowance, with no tolerance at all, on
+    sizes around a row and the weights' period, in the three dtypes it
+    takes; the careful path after a NaN; and the PyTorch path where the
+    kernel does not apply or cannot run."""
+    torch.manual_seed(2)
+    close, limit, real = checksums.checksum_close, checksums.FUSED_MIN_BYTES, checksums._fused_sums
+    ran = []
+
+    def recorded(flat):
+        ran.append(flat.dtype)
+        return real(flat)
+
+    def both(x, seed):
+        """(PyTorch path's summary, the kernel's, whether the kernel ran)."""
+        plain = checksums.checksum(x, seed)
+        ran.clear()
+        checksums.enable_fused("cpu")
+        fused = checksums.checksum(x, seed)
+        took = bool(ran) and checksums._fused == "cpu"
+        checksums._fused = None
+        return plain, fused, took
+
+    checksums.FUSED_MIN_BYTES, checksums._fused_sums = 0, recorded
+    try:
+        cases = [(n, torch.float32) for n in (1, checksums.ROW - 1, 3 * checksums.ROW * 32 + 5,
+                                              checksums.CPU_CHUNK + 77)]
+        cases += [(4099, torch.float16), (4099, torch.bfloat16)]
+        for n, dtype in cases:
+            plain, fused, took = both((torch.randn(n) * 3 + 1).to(dtype), 5)
+            tap.ok(took and close(plain, fused, 0.0, 0.0) and close(fused, plain, 0.0, 0.0)
+                   and fused[3:] == plain[3:],
+                   f"{n} x {dtype}: the one-read kernel's summary is the PyTorch path's within the rounding "
+                   f"allowance, counts and samples equal", [plain[:3], fused[:3]])
+        x = torch.randn(3000)
+        x[17], x[2000] = float("nan"), float("inf")
+        plain, fused, took = both(x, 4)
+        tap.ok(took and fused[3:6] == [1.0, 1.0, 0.0] and close(plain, fused, 0.0, 0.0),
+               "a NaN and an Inf: counted by the careful path after the kernel's sums", fused[:6])
+        plain, fused, took = both(torch.randn(64, 2)[:, 0], 4)
+        tap.ok(took and close(plain, fused, 0.0, 0.0), "a strided output: copied, then summed by the kernel")
+        _, _, took = both(torch.randn(100, dtype=torch.float64), 4)
+        tap.ok(not took, "a float64 output keeps the PyTorch path")
+        checksums.FUSED_MIN_BYTES = 4 * 1000
+        _, _, took_small = both(torch.randn(999), 4)
+        _, _, took_large = both(torch.randn(1000), 4)
+        tap.ok(took_large and not took_small, "the kernel from FUSED_MIN_BYTES on, not below")
+        checksums.FUSED_MIN_BYTES = 0
+        checksums._fused_sums = lambda flat: ran.append(flat.dtype) or real(object())  # the kernel raises
+        x = torch.randn(5000)
+        plain, fused, _ = both(x, 9)
+        tap.ok(fused == plain and ran and checksums._fused is None,
+               "the kernel failing: the PyTorch path's summary, and the kernel not tried again")
+    finally:
+        checksums.FUSED_MIN_BYTES, checksums._fused_sums, checksums._fused = limit, real, None
 
 
 if __name__ == "__main__":

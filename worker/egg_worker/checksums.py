@@ -12,6 +12,9 @@ outputs differ by about sqrt(n) (an fp16 output of a few thousand elements
 is already past that point). So a summary also carries SAMPLES elements at
 positions drawn from the call's seed, compared one by one with the
 elementwise rule: a stale or unrelated output misses on nearly all of them.
+
+Large outputs in the candidate's process on a GPU are summed by
+fastsums.py's one-read kernel instead of _row_sums (enable_fused).
 """
 from __future__ import annotations
 
@@ -24,7 +27,33 @@ ROW = 256  # elements summed in the output's own dtype before float64 takes over
 # The float32 rows' rounding, relative to the sum of |x|: at most (ROW - 1)
 # units of 2^-24 per row, on each of the two sides compared.
 ROUNDING = 2 * ROW * 2.0 ** -24
+# Outputs from this size on are summed by fastsums' one-read Triton kernel
+# once enable_fused() has been called (the candidate's process on a GPU):
+# below it, the kernel's compile costs more than it saves over a timed loop.
+FUSED_MIN_BYTES = 1 << 30
 _weights: dict = {}
+_fused: str | None = None  # the device type whose large outputs fastsums sums
+
+
+def enable_fused(device_type: str = "cuda") -> None:
+    """Sum large outputs on devices of this type with fastsums.three_sums
+    from now on (Triton is imported at the first such output; "cpu" only
+    for tests, in Triton's interpreter)."""
+    global _fused
+    _fused = device_type
+
+
+def _fused_sums(flat: torch.Tensor):
+    """fastsums' three sums, or None when the kernel cannot run here (the
+    PyTorch path is then used from now on: a summary is as valid either way,
+    and a failure of egg's own kernel must not become the candidate's)."""
+    global _fused
+    try:
+        from .fastsums import three_sums
+        return three_sums(flat)
+    except Exception:
+        _fused = None
+        return None
 
 
 def _chunk(device: torch.device) -> int:
@@ -77,10 +106,13 @@ def checksum(t: torch.Tensor, seed: int = 0) -> list:
     within the bounds checksum_close uses. Accumulated on the device: one
     transfer to the host at the end, whatever the size."""
     flat = t.detach().reshape(-1)
-    if not flat.is_floating_point():
+    fused = (flat.device.type == _fused
+             and flat.dtype in (torch.float32, torch.float16, torch.bfloat16)
+             and flat.numel() * flat.element_size() >= FUSED_MIN_BYTES)
+    if fused:
+        flat = flat.contiguous()  # the kernel reads the output's own dtype
+    elif not flat.is_floating_point():
         flat = flat.to(torch.float64 if flat.element_size() > 4 else torch.float32)
-    elif flat.dtype in (torch.float16, torch.bfloat16):
-        flat = flat.float()
     n = flat.numel()
     step = _chunk(flat.device)
     # The sums first, without the element tests: when they are finite the
@@ -89,11 +121,17 @@ def checksum(t: torch.Tensor, seed: int = 0) -> list:
     # not finite (rare: the reference's own NaNs, a broken kernel) takes the
     # careful path that counts them and sums the finite values.
     acc = torch.zeros(6, dtype=torch.float64, device=flat.device)
-    for s in range(0, n, step):
-        x = flat[s:s + step]
-        acc[:3] += _row_sums(x, _weights_for(x.device, x.dtype)[:x.numel()])
+    sums = _fused_sums(flat) if fused else None
+    if sums is not None:
+        acc[:3] = sums
+    half = flat.dtype in (torch.float16, torch.bfloat16)  # the PyTorch path sums these in float32
+    if sums is None:
+        flat = flat.float() if half else flat
+        for s in range(0, n, step):
+            x = flat[s:s + step]
+            acc[:3] += _row_sums(x, _weights_for(x.device, x.dtype)[:x.numel()])
     if n and not bool(torch.isfinite(acc[:3]).all()):
-        acc = _careful_sums(flat, step)
+        acc = _careful_sums(flat.float() if half else flat, step)
     if n:
         picked = flat[_sample_positions(n, seed, flat.device)].to(torch.float64)
         acc = torch.cat([acc, torch.nan_to_num(picked, nan=0.0, posinf=0.0, neginf=0.0)])

@@ -94,6 +94,13 @@ OWN_MUTANTS = [
     dict(name="launch-bound-never-flagged", point="timing: launch_bound",
          file="worker/egg_worker/job.py", find="launch_med is not None and launch_med > spin:",
          replace="launch_med is not None and launch_med > spin + 1e9:", tests=["worker:test_timing_rules"]),
+    # The one-read summary kernel must sum what the PyTorch path sums.
+    dict(name="fused-sums-weights-wrong", point="timing: one-read summaries",
+         file="worker/egg_worker/fastsums.py", find="    w = k.to(tl.float32) * (1.0 / 1048576.0) + 0.5",
+         replace="    w = k.to(tl.float32) * (1.0 / 1048576.0) + 0.25", tests=["worker:test_timing_rules"]),
+    dict(name="fused-sums-last-row-lost", point="timing: one-read summaries",
+         file="worker/egg_worker/fastsums.py", find="    mask = offs < n\n",
+         replace="    mask = offs < n - n % ROW\n", tests=["worker:test_timing_rules"]),
     # Timing and profiling drain the device of other jobs' trials.
     dict(name="timing-beside-other-trials", point="exclusivity: work lock",
          file="worker/egg_worker/locks.py",

@@ -39,12 +39,14 @@ json_get() { # json_get FILE EXPR: prints the Python expression over the parsed 
 	python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
-# start_mock SCRIPT_FILE: starts the mock LLM server; sets MOCK_URL, MOCK_LOG.
+# start_mock SCRIPT_FILE [MOCK_OPTION...]: starts the mock LLM server; sets MOCK_URL, MOCK_LOG.
 start_mock() {
 	stop_mock
 	mock_seq=$(( ${mock_seq:-0} + 1 )); MOCK_LOG=$TMP/mock-$mock_seq.jsonl
 	rm -f "$TMP/port"
-	python3 "$SRC/tests/mock/mockllm.py" --script "$1" --log "$MOCK_LOG" --port-file "$TMP/port" >/dev/null 2>"$TMP/mock.err" &
+	local script=$1; shift
+	python3 "$SRC/tests/mock/mockllm.py" --script "$script" --log "$MOCK_LOG" --port-file "$TMP/port" "$@" \
+		>/dev/null 2>"$TMP/mock.err" &
 	MOCK_PID=$!
 	for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.05; done
 	MOCK_URL=http://127.0.0.1:$(cat "$TMP/port")

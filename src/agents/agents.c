@@ -46,6 +46,8 @@ static void account(struct agents *a, const struct llm_result *res)
 	a->calls++;
 	a->prompt_tokens += res->prompt_tokens;
 	a->completion_tokens += res->completion_tokens;
+	a->cached_prompt_tokens += res->cached_prompt_tokens;
+	a->reasoning_tokens += res->reasoning_tokens;
 	a->cost_usd += c;
 	if (res->cached)
 		a->cached_calls++;
@@ -61,14 +63,56 @@ static void account(struct agents *a, const struct llm_result *res)
 		a->on_usage(a->usage_ctx, t, c);
 }
 
-/* One LLM call, recorded. Returns the reply text (owned) or NULL. */
+/* A reply cut at the output limit: why (for the record and the decision)
+ * and the limit it had. */
+struct cut_reply {
+	long limit;
+	char why[300];
+};
+
+/* What a reply cut at the output limit was, in words: the limit, how
+ * much text came and how many tokens went to hidden reasoning. */
+static void cut_reply_why(const struct llm_result *res, char *why, size_t n)
+{
+	size_t chars = res->content ? strlen(res->content) : 0;
+	if (res->reasoning_tokens)
+		snprintf(why, n, "it was cut off at the output limit of %ld tokens with %s (%ld of its %ld tokens were "
+			 "hidden reasoning)", res->max_tokens, chars ? "part of its text" : "no text", res->reasoning_tokens,
+			 res->completion_tokens);
+	else
+		snprintf(why, n, "it was cut off at the output limit of %ld tokens (%zu characters of text)", res->max_tokens,
+			 chars);
+}
+
+/* A call's figures for its record. */
+static json_t *call_meta(const struct llm_result *res, int sample)
+{
+	json_t *meta = json_pack("{s:s, s:s?, s:I, s:I, s:I, s:I, s:b, s:I, s:f, s:i, s:b, s:b, s:s, s:b}", "outcome",
+				 "reply", "finish_reason", res->finish_reason, "prompt_tokens",
+				 (json_int_t)res->prompt_tokens, "completion_tokens", (json_int_t)res->completion_tokens,
+				 "cached_prompt_tokens", (json_int_t)res->cached_prompt_tokens, "reasoning_tokens",
+				 (json_int_t)res->reasoning_tokens, "usage_estimated", res->usage_estimated, "max_tokens",
+				 (json_int_t)res->max_tokens, "latency_ms", res->latency_ms, "attempts", res->attempts,
+				 "cached", res->cached, "truncated", res->truncated, "cache_key", res->cache_key, "spooled",
+				 res->spooled);
+	json_object_set_new(meta, "cost_usd", res->cost_usd >= 0 ? json_real(res->cost_usd) : json_null());
+	json_object_set_new(meta, "sample", json_integer(sample));
+	if (res->adapted)
+		json_object_set_new(meta, "adapted", json_string(res->adapted));
+	return meta;
+}
+
+/* One LLM call, recorded. Returns the reply text (owned) or NULL; a reply
+ * cut at the output limit is NULL too, with AGENT_OK and `cut` filled
+ * (why, and the limit it had). */
 static char *call(struct agents *a, enum prompt_id id, const char *system, const char *user, int sample,
-		  const char *stage, const char *candidate, enum agent_outcome *outcome, int *truncated)
+		  long max_tokens, const char *stage, const char *candidate, enum agent_outcome *outcome,
+		  struct cut_reply *cut)
 {
 	json_t *context = json_pack("{s:s?, s:s, s:s, s:s?, s:i, s:I}", "task", a->task_name, "agent",
 				    prompt_templates[id].name, "stage", stage, "candidate", candidate, "attempt",
 				    sample + 1, "call", (json_int_t)a->calls + 1);
-	struct llm_request req = { system, user, sample, 0, context };
+	struct llm_request req = { system, user, sample, max_tokens, context };
 	struct llm_result res;
 	char why[256];
 	json_t *meta;
@@ -90,7 +134,13 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 		meta = json_pack("{s:s, s:i, s:s}", "outcome", kind == ERR_WAITING ? "waiting" : "llm_error",
 				 "attempts", res.attempts, "cache_key", res.cache_key);
 		json_object_set_new(meta, "error", json_string(msg));
-		recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, "", meta);
+		if (res.adapted)
+			json_object_set_new(meta, "adapted", json_string(res.adapted));
+		/* A reply cut off in transit is kept as the call's reply text. */
+		if (res.partial)
+			json_object_set_new(meta, "partial_chars", json_integer((json_int_t)strlen(res.partial)));
+		recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user,
+			      res.partial ? res.partial : "", meta);
 		json_decref(meta);
 		err_set(kind, "%s", msg);
 		*outcome = kind == ERR_WAITING ? AGENT_WAITING : AGENT_LLM_ERROR;
@@ -100,21 +150,44 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 		return NULL;
 	}
 	account(a, &res);
-	*truncated = res.truncated;
-	meta = json_pack("{s:s, s:s?, s:I, s:I, s:f, s:i, s:b, s:b, s:s, s:b}", "outcome", "reply",
-			 "finish_reason", res.finish_reason, "prompt_tokens", (json_int_t)res.prompt_tokens,
-			 "completion_tokens", (json_int_t)res.completion_tokens, "latency_ms", res.latency_ms,
-			 "attempts", res.attempts, "cached", res.cached, "truncated", res.truncated,
-			 "cache_key", res.cache_key, "spooled", res.spooled);
-	json_object_set_new(meta, "cost_usd", res.cost_usd >= 0 ? json_real(res.cost_usd) : json_null());
-	json_object_set_new(meta, "sample", json_integer(sample));
+	meta = call_meta(&res, sample);
 	recorder_call(a->rec, prompt_templates[id].name, stage, candidate, system, user, res.content, meta);
 	json_decref(meta);
-	text = res.content;
-	res.content = NULL;
-	llm_result_clear(&res);
 	*outcome = AGENT_OK;
+	if (res.truncated) {
+		cut->limit = res.max_tokens;
+		cut_reply_why(&res, cut->why, sizeof(cut->why));
+	} else {
+		text = res.content;
+		res.content = NULL;
+	}
+	llm_result_clear(&res);
 	return text;
+}
+
+/*
+ * The output limit for a retry after a reply cut at `limit`: twice it,
+ * within the model's ceiling (its published limit or the server's word)
+ * and the tokens the task's and the run's budgets have left; 0 when that
+ * leaves no more than `limit` (a longer reply cannot be paid for).
+ */
+static long raised_limit(struct agents *a, long limit)
+{
+	long raised = limit * 2, ceiling = llm_output_ceiling(a->llm);
+	if (ceiling > 0 && raised > ceiling)
+		raised = ceiling;
+	if (a->max_tokens) {
+		long left = a->max_tokens - (a->prompt_tokens + a->completion_tokens);
+		if (raised > left)
+			raised = left;
+	}
+	if (a->run_budget) {
+		pthread_mutex_lock(&a->run_budget->lock);
+		if (a->run_budget->max_tokens && raised > a->run_budget->max_tokens - a->run_budget->tokens)
+			raised = a->run_budget->max_tokens - a->run_budget->tokens;
+		pthread_mutex_unlock(&a->run_budget->lock);
+	}
+	return raised > limit ? raised : 0;
 }
 
 static void retry_note(struct buf *user, const char *first_user, const char *why, int code)
@@ -132,7 +205,8 @@ static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, con
 {
 	struct buf system = BUF_INIT, user = BUF_INIT, first = BUF_INIT;
 	void *out = NULL;
-	char why[256];
+	long max_tokens = 0;	/* 0: the configured limit */
+	char why[300];
 
 	prompt_set(v, "device", a->device_facts);
 	prompt_set(v, "precision", a->precision_note);
@@ -144,28 +218,45 @@ static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, con
 	}
 	buf_adds(&first, buf_str(&user));
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int truncated = 0;
-		char *text = call(a, id, buf_str(&system), buf_str(&user), attempt, stage, candidate, outcome,
-				  &truncated);
-		if (!text)
+		struct cut_reply cut = { 0, "" };
+		int was_cut;
+		const char *action = attempt == 0 ? "retry once" : "discard; keep the current best";
+		char *text = call(a, id, buf_str(&system), buf_str(&user), attempt, max_tokens, stage, candidate,
+				  outcome, &cut);
+		if (!text && *outcome != AGENT_OK)
 			goto out;
-		if (truncated)
-			snprintf(why, sizeof(why), "it was cut off at the output token limit");
-		else if (code)
-			out = reply_extract_code(text, why, sizeof(why));
-		else
-			out = reply_extract_json(text, schema, why, sizeof(why));
-		free(text);
-		if (out)
-			goto out;
+		was_cut = !text;
+		if (was_cut) {
+			/* Cut at the output limit: the same question again with room
+			 * for a longer reply, not the same request again. */
+			snprintf(why, sizeof(why), "%s", cut.why);
+			max_tokens = attempt == 0 ? raised_limit(a, cut.limit) : 0;
+			if (attempt == 0 && !max_tokens)
+				attempt = 1, action = "discard (no budget left for a longer reply); keep the current best";
+		} else {
+			if (code)
+				out = reply_extract_code(text, why, sizeof(why));
+			else
+				out = reply_extract_json(text, schema, why, sizeof(why));
+			free(text);
+			if (out)
+				goto out;
+		}
 		{
 			json_t *d = json_pack("{s:s, s:s, s:s?, s:s, s:s}", "stage", stage, "event", "malformed_reply",
 					      "candidate", candidate, "template", prompt_templates[id].name, "why", why);
-			json_object_set_new(d, "action", json_string(attempt == 0 ? "retry once" : "discard; keep the current best"));
+			json_object_set_new(d, "action", json_string(action));
+			if (was_cut && max_tokens)
+				json_object_set_new(d, "retry_max_tokens", json_integer(max_tokens));
 			recorder_decision(a->rec, d);
 			json_decref(d);
 		}
-		retry_note(&user, buf_str(&first), why, code);
+		if (!was_cut || !max_tokens)
+			retry_note(&user, buf_str(&first), why, code);
+		else {
+			buf_reset(&user);
+			buf_adds(&user, buf_str(&first));
+		}
 	}
 	*outcome = AGENT_MALFORMED;
 out:

@@ -30,6 +30,7 @@ struct agents {
 	const char *task_name;	/* for the spool's request context; may be NULL */
 	/* per-task usage and budget */
 	long calls, prompt_tokens, completion_tokens, cached_calls;
+	long cached_prompt_tokens, reasoning_tokens;	/* parts of prompt_tokens, completion_tokens */
 	double cost_usd;
 	double llm_ms;		/* waiting for replies that were not cached (summed over calls) */
 	long max_tokens;	/* per task; 0: unlimited */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../llm/llm.h"
+#include "../util/buf.h"
 #include "../util/err.h"
 #include "cli.h"
 
@@ -37,16 +38,21 @@ int cmd_chat(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	if (ctx.json) {
-		json_t *o = json_pack("{s:s, s:s?, s:s?, s:{s:I, s:I}, s:i, s:f, s:b, s:b}",
+		json_t *o = json_pack("{s:s, s:s?, s:s?, s:{s:I, s:I, s:I, s:I, s:b}, s:i, s:f, s:b, s:b, s:I}",
 				      "content", res.content,
 				      "model", res.model ? res.model : ctx.cfg.model,
 				      "finish_reason", res.finish_reason,
 				      "usage", "prompt_tokens", (json_int_t)res.prompt_tokens,
 				      "completion_tokens", (json_int_t)res.completion_tokens,
+				      "cached_prompt_tokens", (json_int_t)res.cached_prompt_tokens,
+				      "reasoning_tokens", (json_int_t)res.reasoning_tokens,
+				      "estimated", res.usage_estimated,
 				      "attempts", res.attempts, "latency_ms", res.latency_ms,
-				      "cached", res.cached, "truncated", res.truncated);
+				      "cached", res.cached, "truncated", res.truncated,
+				      "max_tokens", (json_int_t)res.max_tokens);
 		if (res.cost_usd >= 0)
 			json_object_set_new(o, "cost_usd", json_real(res.cost_usd));
+		json_object_set_new(o, "adapted", res.adapted ? json_string(res.adapted) : json_null());
 		cmd_print_json(o);
 	} else {
 		char *clean = secret_redact(res.content);
@@ -54,13 +60,28 @@ int cmd_chat(const struct command *self, int argc, char **argv)
 		if (!*clean || clean[strlen(clean) - 1] != '\n')
 			fputc('\n', stdout);
 		free(clean);
-		fprintf(stderr, "egg: %ld prompt + %ld completion tokens, %d attempt%s, %.0f ms%s\n",
-			res.prompt_tokens, res.completion_tokens, res.attempts,
-			res.attempts == 1 ? "" : "s", res.latency_ms, res.cached ? " (cached)" : "");
+		struct buf line = BUF_INIT;
+		buf_addf(&line, "egg: %ld prompt", res.prompt_tokens);
+		if (res.cached_prompt_tokens)
+			buf_addf(&line, " (%ld cached)", res.cached_prompt_tokens);
+		buf_addf(&line, " + %ld completion tokens", res.completion_tokens);
+		if (res.reasoning_tokens)
+			buf_addf(&line, " (%ld reasoning)", res.reasoning_tokens);
+		if (res.usage_estimated)
+			buf_adds(&line, " (estimated: the server reported none)");
+		buf_addf(&line, ", %d attempt%s, %.0f ms%s", res.attempts, res.attempts == 1 ? "" : "s", res.latency_ms,
+			 res.cached ? " (cached)" : "");
+		fprintf(stderr, "%s\n", buf_str(&line));
+		buf_release(&line);
 	}
 	if (res.truncated) {
-		err_set(ERR_REJECTED, "reply truncated at the output limit of %ld tokens (raise --max-output-tokens)",
-			ctx.cfg.max_output_tokens);
+		if (res.reasoning_tokens)
+			err_set(ERR_REJECTED, "reply truncated at the output limit of %ld tokens with %s: %ld of its %ld "
+				"tokens were hidden reasoning (raise --max-output-tokens)", res.max_tokens,
+				*res.content ? "part of its text" : "no text", res.reasoning_tokens, res.completion_tokens);
+		else
+			err_set(ERR_REJECTED, "reply truncated at the output limit of %ld tokens (raise --max-output-tokens)",
+				res.max_tokens);
 		code = err_report();
 		goto out;
 	}

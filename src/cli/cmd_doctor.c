@@ -203,6 +203,19 @@ static int probe_findings(const struct config *cfg, const json_t *probe, json_t 
 	return json_array_size(json_object_get(probe, "gpus")) && json_string_value(json_object_get(probe, "ncu"));
 }
 
+/* What egg will send for the configured model (llm/rules.h). */
+static json_t *request_rules(const struct config *cfg)
+{
+	struct llm_rules r;
+	llm_rules_for(cfg, &r);
+	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:b, s:o, s:s}", "family", r.family, "token_field",
+			 !strcmp(cfg->provider, "anthropic") ? "max_tokens" : r.token_field, "max_tokens",
+			 (json_int_t)cfg->max_output_tokens, "temperature",
+			 r.temperature >= 0 ? json_real(r.temperature) : json_null(), "reasoning_effort", r.reasoning_effort,
+			 "stream", cfg->stream != 0, "max_output", r.max_output ? json_integer(r.max_output) : json_null(),
+			 "source", r.source);
+}
+
 /*
  * Everything doctor finds, as the one report both views print: the settings
  * (the key only as present or absent), the worker probe, Slurm's facts, what
@@ -248,6 +261,8 @@ static json_t *collect_report(const struct config *cfg, const char *config_error
 			   "api_key", cfg->api_key ? "present" : "absent", "python", cfg->python, "worker_cmd",
 			   cfg->worker_cmd, "worker", probe, "ready", json_array_size(missing) == 0, "missing", missing,
 			   "notes", notes, "commands", ready, "can_profile", can_profile, "store", store_abs);
+	if (cfg->model && *cfg->model)
+		json_object_set_new(json_object_get(report, "llm"), "request", request_rules(cfg));
 	if (cfg->slurm)
 		json_object_set_new(report, "slurm", json_pack("{s:O?, s:b, s:s?}", "partitions", partitions,
 								 "test_step", probe != NULL, "srun_args", cfg->slurm_args));
@@ -274,6 +289,17 @@ static void print_text(const json_t *r)
 		printf("config file:   %s\n", str_or(r, "config_file", "(none)"));
 	printf("llm:           provider %s, base URL %s, model %s, API key %s\n", str_or(llm, "provider", "?"),
 	       str_or(llm, "base_url", "?"), str_or(llm, "model", "(missing)"), str_or(llm, "api_key", "?"));
+	if (json_object_get(llm, "request")) {
+		const json_t *q = json_object_get(llm, "request");
+		char temp[32] = "no temperature";
+		if (json_is_number(json_object_get(q, "temperature")))
+			snprintf(temp, sizeof(temp), "temperature %g", json_number_value(json_object_get(q, "temperature")));
+		printf("llm request:   %s %lld, %s, %s%s, %s (%s; rule: %s)\n", str_or(q, "token_field", "?"),
+		       json_integer_value(json_object_get(q, "max_tokens")), temp,
+		       json_is_string(json_object_get(q, "reasoning_effort")) ? "reasoning effort " : "no reasoning effort",
+		       str_or(q, "reasoning_effort", ""), json_is_true(json_object_get(q, "stream")) ? "streamed" : "not streamed",
+		       str_or(q, "family", "?"), str_or(q, "source", "?"));
+	}
 	printf("store:         %s\n", str_or(r, "store", "?"));
 	if (sl) {
 		json_t *pt;

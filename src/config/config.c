@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,10 +52,14 @@ static const struct cfg_setting settings[] = {
 	  "ARGS", "more srun arguments for the worker steps (partition, account, time, --gres...)", CFG_FOR_SLURM },
 	{ "device", "device", { "EGG_DEVICE" }, CFG_STR, S(device), NULL,
 	  "DEV", "cpu, cuda or cuda:N (default: cuda when a GPU is visible)", CFG_FOR_WORKER },
-	{ "token_field", NULL, { "EGG_TOKEN_FIELD" }, CFG_STR, S(token_field), "max_tokens",
-	  NULL, "openai body field for the output limit (max_tokens or max_completion_tokens)", CFG_FOR_LLM_CALLS },
-	{ "temperature", "temperature", { "EGG_TEMPERATURE" }, CFG_DOUBLE, S(temperature), "0.7",
-	  "T", "sampling temperature (negative: not sent)", CFG_FOR_LLM_CALLS },
+	{ "token_field", NULL, { "EGG_TOKEN_FIELD" }, CFG_STR, S(token_field), NULL,
+	  NULL, "openai body field for the output limit (max_tokens or max_completion_tokens; default: the model's request rule)", CFG_FOR_LLM_CALLS },
+	{ "temperature", "temperature", { "EGG_TEMPERATURE" }, CFG_DOUBLE, S(temperature), NULL,
+	  "T", "sampling temperature (default: the model's request rule, 0.7 where it takes one; negative: not sent)", CFG_FOR_LLM_CALLS },
+	{ "reasoning_effort", "reasoning-effort", { "EGG_REASONING_EFFORT" }, CFG_STR, S(reasoning_effort), NULL,
+	  "LEVEL", "reasoning effort for models that take one (OpenAI's gpt-5*, o*: minimal, low, medium, high)", CFG_FOR_LLM_CALLS },
+	{ "stream", NULL, { "EGG_LLM_STREAM" }, CFG_INT, S(stream), "1",
+	  NULL, "1: replies are streamed (the stall timeout measures silence); 0: one body at the end", CFG_FOR_LLM_CALLS },
 	{ "max_output_tokens", "max-output-tokens", { "EGG_MAX_OUTPUT_TOKENS" }, CFG_INT,
 	  S(max_output_tokens), "16384", "N", "output token limit per LLM call", CFG_FOR_LLM_CALLS },
 	{ "timeout_s", "llm-timeout", { "EGG_LLM_TIMEOUT" }, CFG_DOUBLE, S(timeout_s), "600",
@@ -132,6 +137,7 @@ void config_init(struct config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->cache = 1;
+	cfg->temperature = NAN;	/* not set: the model's request rule decides */
 }
 
 const struct opt *config_options(struct config *cfg, unsigned groups)
@@ -248,10 +254,53 @@ static int check_prices(const char *path, json_t *prices)
 	}
 	json_object_foreach(prices, model, v) {
 		json_t *in = json_object_get(v, "input"), *out = json_object_get(v, "output");
-		if (!json_is_number(in) || !json_is_number(out)) {
-			err_set(ERR_INPUT, "config file '%s': price of '%s' needs numbers 'input' and 'output' (USD per million tokens)",
-				path, model);
+		json_t *cached = json_object_get(v, "cached_input");
+		if (!json_is_number(in) || !json_is_number(out) || (cached && !json_is_number(cached))) {
+			err_set(ERR_INPUT, "config file '%s': price of '%s' needs numbers 'input' and 'output' (and optionally "
+				"'cached_input'; USD per million tokens)", path, model);
 			return -1;
+		}
+	}
+	return 0;
+}
+
+/* "request_rules": {"MODEL_PREFIX": {"token_field", "temperature", "reasoning_effort", "max_output"}}:
+ * each field optional; null for temperature or reasoning_effort means "not sent". */
+static int check_request_rules(const char *path, json_t *rules)
+{
+	const char *prefix, *field;
+	json_t *rule, *v;
+	if (!json_is_object(rules)) {
+		err_set(ERR_INPUT, "config file '%s': 'request_rules' must be an object (model prefix -> rule)", path);
+		return -1;
+	}
+	json_object_foreach(rules, prefix, rule) {
+		if (!json_is_object(rule)) {
+			err_set(ERR_INPUT, "config file '%s': request rule '%s' must be an object", path, prefix);
+			return -1;
+		}
+		json_object_foreach(rule, field, v) {
+			const char *s = json_string_value(v);
+			int ok;
+			if (!strcmp(field, "token_field"))
+				ok = s && (!strcmp(s, "max_tokens") || !strcmp(s, "max_completion_tokens"));
+			else if (!strcmp(field, "temperature"))
+				ok = json_is_null(v) || json_is_number(v);
+			else if (!strcmp(field, "reasoning_effort"))
+				ok = json_is_null(v) || (s && *s);
+			else if (!strcmp(field, "max_output"))
+				ok = json_is_integer(v) && json_integer_value(v) >= 0;
+			else {
+				err_set(ERR_INPUT, "config file '%s': request rule '%s': unknown field '%s' (the fields: "
+					"token_field, temperature, reasoning_effort, max_output)", path, prefix, field);
+				return -1;
+			}
+			if (!ok) {
+				err_set(ERR_INPUT, "config file '%s': request rule '%s': '%s' has the wrong value (token_field: "
+					"max_tokens or max_completion_tokens; temperature: a number or null; reasoning_effort: "
+					"a word or null; max_output: a whole number)", path, prefix, field);
+				return -1;
+			}
 		}
 	}
 	return 0;
@@ -272,6 +321,12 @@ static int apply_file(struct config *cfg, json_t *root, int *from_file)
 			cfg->prices = json_incref(v);
 			continue;
 		}
+		if (!strcmp(key, "request_rules")) {
+			if (check_request_rules(cfg->config_path, v) < 0)
+				return -1;
+			cfg->request_rules = json_incref(v);
+			continue;
+		}
 		if (!strcmp(key, "api_key")) {
 			err_set(ERR_INPUT, "config file '%s': API keys are read from the environment only (EGG_API_KEY)",
 				cfg->config_path);
@@ -281,15 +336,16 @@ static int apply_file(struct config *cfg, json_t *root, int *from_file)
 			if (!strcmp(settings[i].key, key))
 				break;
 		if (i == NSETTINGS) {
-			const char *names[NSETTINGS + 1], *near;
+			const char *names[NSETTINGS + 2], *near;
 			struct buf keys = BUF_INIT;
 			for (size_t k = 0; k < NSETTINGS; k++) {
 				names[k] = settings[k].key;
 				buf_addf(&keys, "%s%s", k ? ", " : "", settings[k].key);
 			}
 			names[NSETTINGS] = "prices";
-			buf_adds(&keys, ", prices");
-			near = suggest_closest(key, strlen(key), names, NSETTINGS + 1);
+			names[NSETTINGS + 1] = "request_rules";
+			buf_adds(&keys, ", prices, request_rules");
+			near = suggest_closest(key, strlen(key), names, NSETTINGS + 2);
 			err_set(ERR_INPUT, "config file '%s': unknown setting '%s'%s%s%s (the settings: %s)", cfg->config_path,
 				key, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", buf_str(&keys));
 			buf_release(&keys);
@@ -377,7 +433,7 @@ int config_resolve(struct config *cfg)
 		err_set(ERR_INPUT, "llm_concurrency must be at least 1 (requests in flight at once)");
 		goto out;
 	}
-	if (strcmp(cfg->token_field, "max_tokens") && strcmp(cfg->token_field, "max_completion_tokens")) {
+	if (cfg->token_field && strcmp(cfg->token_field, "max_tokens") && strcmp(cfg->token_field, "max_completion_tokens")) {
 		err_set(ERR_INPUT, "token_field must be max_tokens or max_completion_tokens, not '%s'",
 			cfg->token_field);
 		goto out;
@@ -399,6 +455,7 @@ void config_free(struct config *cfg)
 	free(cfg->api_key);
 	free(cfg->config_path);
 	json_decref(cfg->prices);
+	json_decref(cfg->request_rules);
 	cfg->api_key = cfg->config_path = NULL;
-	cfg->prices = NULL;
+	cfg->prices = cfg->request_rules = NULL;
 }

@@ -15,7 +15,8 @@
  * The config file is JSON (parsed by jansson): --config FILE, else
  * $EGG_CONFIG, else $XDG_CONFIG_HOME/egg/config.json, else
  * ~/.config/egg/config.json. Keys are the setting names below plus
- * "prices": {"MODEL": {"input": USD_PER_MTOK, "output": USD_PER_MTOK}}.
+ * "prices": {"MODEL": {"input": USD_PER_MTOK, "output": USD_PER_MTOK,
+ * "cached_input": USD_PER_MTOK}} and "request_rules" (llm/rules.h).
  */
 struct config {
 	char *provider;
@@ -30,8 +31,10 @@ struct config {
 	long slurm;		/* start each device's worker as a Slurm step (srun) */
 	char *slurm_args;	/* more srun arguments (partition, account, time, --gres) */
 	char *device;
-	char *token_field;
-	double temperature;
+	char *token_field;	/* set by the user, or NULL: the model's request rule (llm/rules.h) */
+	double temperature;	/* NAN when not set: the request rule; < 0: not sent */
+	char *reasoning_effort;	/* set by the user, or NULL */
+	long stream;		/* stream replies (1, the default) */
 	long max_output_tokens;
 	double timeout_s;
 	double stall_timeout_s;
@@ -43,7 +46,8 @@ struct config {
 	int cache;		/* reply cache on (runs) */
 
 	char *config_path;	/* the file read, or NULL */
-	json_t *prices;		/* object: model -> {input, output}; owned */
+	json_t *prices;		/* object: model -> {input, output, cached_input}; owned */
+	json_t *request_rules;	/* object: model prefix -> {token_field, temperature, reasoning_effort, max_output}; owned */
 
 	/* Raw flag values, filled by the option table of config_options. */
 	const char *flag_values[32];

@@ -20,15 +20,28 @@
 
 #define MAX_REPLY_BYTES (32u << 20)
 
+/* How requests are sent now: the model's rules, changed where a server
+ * refused a parameter (adapt). Guarded by struct llm's lock. */
+struct wire {
+	const char *token_field;
+	double temperature;		/* < 0: not sent */
+	const char *reasoning_effort;	/* NULL: not sent */
+	int stream, stream_usage;
+	long max_output;		/* the most the server accepts; 0: not known */
+	int switched_field;		/* the output limit's field was switched once */
+};
+
 struct llm {
 	const struct config *cfg;
 	enum llm_provider provider;
 	char *url;
 	int use_cache;
+	struct llm_rules rules;		/* what the model's rules ask for (the cache key's) */
 	pthread_mutex_t lock;
 	pthread_cond_t slot_free;	/* the concurrency cap (cfg->llm_concurrency) */
 	int in_flight;
 	int quiet_retries;		/* no retry notices on stderr (llm_set_quiet) */
+	struct wire wire;		/* under lock */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -125,6 +138,9 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 	c->url = xasprintf("%.*s%s", (int)n, cfg->base_url,
 			   c->provider == LLM_OPENAI ? "/chat/completions" : "/v1/messages");
 	c->use_cache = use_cache;
+	llm_rules_for(cfg, &c->rules);
+	c->wire = (struct wire){ c->rules.token_field, c->rules.temperature, c->rules.reasoning_effort,
+				 cfg->stream != 0, cfg->stream != 0, c->rules.max_output, 0 };
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->slot_free, NULL);
 	return c;
@@ -145,10 +161,19 @@ void llm_result_clear(struct llm_result *res)
 	free(res->content);
 	free(res->finish_reason);
 	free(res->model);
+	free(res->adapted);
+	free(res->partial);
 	memset(res, 0, sizeof(*res));
 }
 
-/* ---- prices ---- */
+long llm_output_ceiling(struct llm *c)
+{
+	long n;
+	pthread_mutex_lock(&c->lock);
+	n = c->wire.max_output;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
 
 /* ---- HTTP ---- */
 
@@ -307,7 +332,8 @@ static int spooled_call(struct llm *c, const struct llm_request *req, long max_t
 	if (got < 0)
 		return -1;
 	if (got == 1) {
-		if (spool_post(cfg->llm_spool, res->cache_key, cfg, req->system, req->user, max_tokens, req->context) < 0)
+		if (spool_post(cfg->llm_spool, res->cache_key, cfg, c->rules.temperature, req->system, req->user,
+			       max_tokens, req->context) < 0)
 			return -1;
 		err_set(ERR_WAITING, "no reply yet for request %.12s (%s/pending/%s.json)", res->cache_key,
 			cfg->llm_spool, res->cache_key);
@@ -320,7 +346,9 @@ static int spooled_call(struct llm *c, const struct llm_request *req, long max_t
 	res->completion_tokens = r.completion_tokens;
 	res->truncated = !strcmp(res->finish_reason, "length");
 	res->spooled = 1;
-	res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens, res->completion_tokens);
+	res->max_tokens = max_tokens;
+	res->usage_estimated = r.estimated;
+	res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens, 0, res->completion_tokens);
 	memset(&r, 0, sizeof(r));
 	if (c->use_cache)
 		replycache_write(c->cfg->cache_dir, res->cache_key, res);
@@ -356,7 +384,8 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	replycache_key(c->cfg, req, max_tokens, res->cache_key);
+	replycache_key(c->cfg, &c->rules, req, max_tokens, res->cache_key);
+	res->max_tokens = max_tokens;
 	if (c->use_cache && replycache_read(c->cfg->cache_dir, res->cache_key, res) == 0) {
 		/* A request parked again by a copied spool is answered: not pending. */
 		if (cfg->llm_spool)
@@ -364,7 +393,7 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 		res->cached = 1;
 		res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
 		res->cost_usd = 0;
-			return 0;
+		return 0;
 	}
 	if (cfg->llm_spool)
 		return spooled_call(c, req, max_tokens, res);
@@ -394,18 +423,152 @@ static void retry_notice(const struct llm *c, int attempt, const struct buf *why
 	free(line);
 }
 
+/* ---- the request's form, and its adaptation to a server's refusal ---- */
+
+/* At most this many changes of one call's request on a server's word. */
+#define MAX_ADAPTATIONS 4
+
+static struct wire wire_now(struct llm *c)
+{
+	struct wire w;
+	pthread_mutex_lock(&c->lock);
+	w = c->wire;
+	pthread_mutex_unlock(&c->lock);
+	return w;
+}
+
+static char *request_body(const struct llm *c, const struct llm_request *req, const struct wire *w,
+			  long max_tokens)
+{
+	struct provider_request pr = { c->cfg->model, req->system, req->user, max_tokens, w->token_field,
+				       w->temperature, w->reasoning_effort, w->stream, w->stream_usage };
+	return provider_request_body(c->provider, &pr);
+}
+
+/*
+ * A 400 that names a parameter egg sent (`f`): change the client's wire so
+ * that requests from now on leave it out or use the form the server takes.
+ * Returns 1 when the request is worth sending again (changed now, or by
+ * another thread since `sent` was taken), 0 when the refusal stands. Each
+ * change is said once on stderr and added to `note`.
+ */
+static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const struct provider_refusal *f,
+		 const struct buf *server_said, struct buf *note)
+{
+	struct wire *w = &c->wire;
+	char change[160] = "";
+	int again = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (!strcmp(f->param, c->provider == LLM_OPENAI ? sent->token_field : "max_tokens")) {
+		if (f->stated_max > 0 && f->stated_max < *max_tokens) {
+			if (!w->max_output || f->stated_max < w->max_output) {
+				w->max_output = f->stated_max;
+				snprintf(change, sizeof(change), "output limit %ld -> %ld tokens (the most the server takes)",
+					 *max_tokens, f->stated_max);
+			}
+			*max_tokens = f->stated_max;
+			again = 1;
+		} else if (f->unsupported && c->provider == LLM_OPENAI) {
+			const char *other = !strcmp(sent->token_field, "max_tokens") ? "max_completion_tokens" : "max_tokens";
+			if (strcmp(w->token_field, sent->token_field)) {
+				again = 1;	/* another call switched it already */
+			} else if (!w->switched_field) {
+				w->token_field = other;
+				w->switched_field = 1;
+				snprintf(change, sizeof(change), "%s sent as %s", sent->token_field, other);
+				again = 1;
+			}
+		}
+	} else if (!strcmp(f->param, "temperature") && sent->temperature >= 0) {
+		if (w->temperature >= 0)
+			snprintf(change, sizeof(change), "temperature not sent (the server takes only its default)");
+		w->temperature = -1;
+		again = 1;
+	} else if (!strcmp(f->param, "reasoning_effort") && sent->reasoning_effort) {
+		if (w->reasoning_effort)
+			snprintf(change, sizeof(change), "reasoning_effort not sent");
+		w->reasoning_effort = NULL;
+		again = 1;
+	} else if (!strcmp(f->param, "stream_options") && sent->stream_usage) {
+		if (w->stream_usage)
+			snprintf(change, sizeof(change), "stream_options not sent (token counts estimated)");
+		w->stream_usage = 0;
+		again = 1;
+	} else if (!strcmp(f->param, "stream") && sent->stream) {
+		if (w->stream)
+			snprintf(change, sizeof(change), "replies not streamed");
+		w->stream = 0;
+		again = 1;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (change[0]) {
+		char *why = secret_redact(buf_str(server_said));
+		fprintf(stderr, "egg: LLM: the server refused '%s' for model '%s' (%.200s); from now on: %s "
+			"(\"request_rules\" in the config file can say so from the start)\n", f->param, c->cfg->model,
+			why, change);
+		free(why);
+		buf_addf(note, "%s%s", note->len ? "; " : "", change);
+	}
+	return again;
+}
+
+/* A streamed reply cut off in transit: keep the longest text that arrived
+ * over the attempts, and say how much it was. */
+static void keep_partial(const struct llm *c, const struct http_reply *r, struct buf *partial, struct buf *why)
+{
+	struct provider_reply pr;
+	char ignored[256];
+	size_t n;
+	provider_parse_stream(c->provider, buf_str(&r->body), r->body.len, &pr, ignored, sizeof(ignored));
+	n = pr.content ? strlen(pr.content) : 0;
+	if (n) {
+		buf_addf(why, " (%zu characters of the reply had arrived)", n);
+		if (n > partial->len) {
+			buf_reset(partial);
+			buf_add(partial, pr.content, n);
+		}
+	}
+	provider_reply_clear(&pr);
+}
+
+/* A parsed reply into `res`; token counts estimated (4 characters a
+ * token) when the server reported none. */
+static void take_reply(const struct llm *c, const struct llm_request *req, struct provider_reply *pr,
+		       struct llm_result *res)
+{
+	res->content = pr->content;
+	res->finish_reason = pr->finish_reason;
+	res->model = pr->model;
+	res->prompt_tokens = pr->prompt_tokens;
+	res->completion_tokens = pr->completion_tokens;
+	res->cached_prompt_tokens = pr->cached_prompt_tokens;
+	res->reasoning_tokens = pr->reasoning_tokens;
+	if (!pr->usage_seen) {
+		res->usage_estimated = 1;
+		res->prompt_tokens = (long)((strlen(req->user) + (req->system ? strlen(req->system) : 0)) / 4 + 1);
+		res->completion_tokens = (long)(strlen(res->content) / 4 + 1);
+	}
+	memset(pr, 0, sizeof(*pr));
+	res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
+	res->cost_usd = llm_price(c->cfg, c->cfg->model, res->prompt_tokens, res->cached_prompt_tokens,
+				  res->completion_tokens);
+}
+
 /* The request over HTTP with retries (llm_call's contract). */
 static int network_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res)
 {
 	const struct config *cfg = c->cfg;
 	double start = time_mono_ms(), deadline = start + cfg->deadline_s * 1000;
 	unsigned seed = (unsigned)(start * 1000) ^ (unsigned)(size_t)pthread_self();
-	char *body = NULL;
-	struct buf last_error = BUF_INIT;
-	int rc = -1;
+	struct wire w = wire_now(c);
+	struct buf last_error = BUF_INIT, adapted = BUF_INIT, partial = BUF_INIT;
+	int rc = -1, adaptations = 0;
+	char *body;
 
-	body = provider_request_body(c->provider, cfg->model, req->system, req->user,
-				     cfg->temperature, max_tokens, cfg->token_field);
+	if (w.max_output > 0 && max_tokens > w.max_output)
+		max_tokens = w.max_output;
+	body = request_body(c, req, &w, max_tokens);
 	for (int attempt = 1; attempt <= cfg->max_attempts; attempt++) {
 		struct http_reply r = { 0, BUF_INIT, -1, 0, 0, 0, 0 };
 		double now = time_mono_ms(), t0, wait;
@@ -417,7 +580,7 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 			buf_release(&r.body);
 			break;
 		}
-		res->attempts = attempt;
+		res->attempts++;
 		t0 = now;
 		cc = http_post(c, body, fmin(cfg->timeout_s * 1000, deadline - now), &r);
 		if (cc != CURLE_OK) {
@@ -431,34 +594,55 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 				buf_addf(&last_error, "reply larger than %u bytes", MAX_REPLY_BYTES);
 			else
 				buf_addf(&last_error, "%s", curl_easy_strerror(cc));
+			if (w.stream && r.status >= 200 && r.status < 300 && r.body.len)
+				keep_partial(c, &r, &partial, &last_error);
 			retry = !r.body_overflow;
 		} else if (r.status < 200 || r.status >= 300) {
+			struct provider_refusal f;
 			buf_reset(&last_error);
 			buf_addf(&last_error, "HTTP %ld: ", r.status);
 			provider_error_message(r.body.data ? r.body.data : "", r.body.len, &last_error);
+			if (r.status == 400 && adaptations < MAX_ADAPTATIONS &&
+			    provider_refusal(buf_str(&r.body), r.body.len, &f) &&
+			    adapt(c, &w, &max_tokens, &f, &last_error, &adapted)) {
+				/* Sent again at once, in the form the server takes. */
+				adaptations++;
+				attempt--;
+				buf_release(&r.body);
+				free(body);
+				w = wire_now(c);
+				if (w.max_output > 0 && max_tokens > w.max_output)
+					max_tokens = w.max_output;
+				body = request_body(c, req, &w, max_tokens);
+				continue;
+			}
 			retry = status_retryable(r.status);
 		} else {
 			struct provider_reply pr;
 			char why[256];
-			if (provider_parse_reply(c->provider, buf_str(&r.body), r.body.len, &pr, why,
-						 sizeof(why)) == 0) {
+			int parsed = w.stream ? provider_parse_stream(c->provider, buf_str(&r.body), r.body.len, &pr, why,
+								       sizeof(why))
+					      : provider_parse_reply(c->provider, buf_str(&r.body), r.body.len, &pr, why,
+								     sizeof(why));
+			if (parsed == 0) {
 				res->latency_ms = time_mono_ms() - t0;
-				res->content = pr.content;
-				res->finish_reason = pr.finish_reason;
-				res->model = pr.model;
-				res->prompt_tokens = pr.prompt_tokens;
-				res->completion_tokens = pr.completion_tokens;
-				res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
-				res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens,
-							  res->completion_tokens);
+				take_reply(c, req, &pr, res);
+				res->max_tokens = max_tokens;
+				if (adapted.len)
+					res->adapted = buf_detach(&adapted);
 				if (c->use_cache)
 					replycache_write(c->cfg->cache_dir, res->cache_key, res);
-							buf_release(&r.body);
+				buf_release(&r.body);
 				rc = 0;
 				goto out;
 			}
 			buf_reset(&last_error);
 			buf_addf(&last_error, "%s", why);
+			if (parsed == 1 && strlen(pr.content) > partial.len) {
+				buf_reset(&partial);
+				buf_adds(&partial, pr.content);
+			}
+			provider_reply_clear(&pr);
 			retry = 1;
 		}
 		buf_release(&r.body);
@@ -481,14 +665,23 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 		last_error.len ? buf_str(&last_error) : "deadline passed");
 out:
 	if (rc < 0) {
+		/* Keep what the caller records: attempts, key, adaptations and a
+		 * reply cut off in transit. */
 		int attempts = res->attempts;
 		char key[65];
 		memcpy(key, res->cache_key, sizeof(key));
 		llm_result_clear(res);
 		res->attempts = attempts;
+		res->max_tokens = max_tokens;
 		memcpy(res->cache_key, key, sizeof(key));
+		if (adapted.len)
+			res->adapted = buf_detach(&adapted);
+		if (partial.len)
+			res->partial = buf_detach(&partial);
 	}
 	free(body);
 	buf_release(&last_error);
+	buf_release(&adapted);
+	buf_release(&partial);
 	return rc;
 }

@@ -4,6 +4,7 @@
 
 #include "../config/config.h"
 #include "provider.h"
+#include "rules.h"
 
 #include <jansson.h>
 
@@ -27,8 +28,14 @@ struct llm_result {
 	char *content;		/* owned; "" when the reply had no text */
 	char *finish_reason;	/* owned; "stop", "length", ... or NULL */
 	char *model;		/* owned; the model the server named, or NULL */
-	long prompt_tokens;
-	long completion_tokens;
+	long prompt_tokens;	/* every input token, cached ones included */
+	long completion_tokens;	/* every output token, reasoning ones included */
+	long cached_prompt_tokens;	/* of prompt_tokens, read from the provider's prompt cache */
+	long reasoning_tokens;	/* of completion_tokens, spent on hidden reasoning */
+	int usage_estimated;	/* the server reported no usage: 4 characters a token */
+	long max_tokens;	/* the output limit the request was sent with */
+	char *adapted;		/* owned, or NULL: how this call changed the request on the server's word */
+	char *partial;		/* owned, or NULL: on failure, the text of a reply cut off in transit */
 	double latency_ms;	/* of the successful attempt; 0 for a cache hit */
 	int attempts;		/* HTTP attempts made (0 for a cache hit) */
 	int cached;
@@ -46,6 +53,9 @@ struct llm *llm_new(const struct config *cfg, int use_cache);
 /* Retries that wait (2 s or more, or a call silent that long) print one line
  * each on stderr, naming the attempt, the cause and the wait; quiet: none. */
 void llm_set_quiet(struct llm *c, int quiet);
+/* The largest output limit a retry may ask for: the model family's
+ * published one or what the server said it accepts; 0 when not known. */
+long llm_output_ceiling(struct llm *c);
 /* Whether the URL's host is this machine (localhost, 127.x, ::1). */
 int llm_url_is_local(const char *url);
 /*
@@ -53,7 +63,14 @@ int llm_url_is_local(const char *url);
  * still 0, with res->truncated set), or -1 with ERR_INFRA: unreachable or
  * failing after retries, a non-retryable status (400/401/403/404: the
  * server's message, redacted), a deadline, or a body that is not the
- * expected JSON. With cfg->llm_spool the network is never used: a request
+ * expected JSON. The request follows the model's rules (rules.h); a 400
+ * that names a parameter egg sent as unsupported (or an output limit above
+ * the most the server accepts) changes that parameter, once per client,
+ * says so once on stderr and in res->adapted, and is sent again at once;
+ * the cache key is the one of the request before any change. Replies are
+ * streamed (cfg->stream), so the stall timeout measures silence: a stream
+ * cut off is retried, and what arrived is in res->partial when the call
+ * fails. With cfg->llm_spool the network is never used: a request
  * without a cached or spooled reply is written to the spool and the call
  * returns -1 with ERR_WAITING (res->cache_key names it); see spool.h.
  */
@@ -62,8 +79,10 @@ void llm_result_clear(struct llm_result *res);
 void llm_free(struct llm *c);
 
 /* Price of a call in USD from the built-in table and the config's
- * "prices"; < 0 when unknown. Longest model-name prefix wins. */
-double llm_price(const struct config *cfg, const char *model, long prompt_tokens,
+ * "prices"; < 0 when unknown. Longest model-name prefix wins. Cached
+ * prompt tokens (a part of prompt_tokens) cost the cached-input price
+ * (the input price where none is known); reasoning tokens are output. */
+double llm_price(const struct config *cfg, const char *model, long prompt_tokens, long cached_prompt_tokens,
 		 long completion_tokens);
 
 /* Parses a Retry-After value (seconds or HTTP-date); -1 when unusable. */

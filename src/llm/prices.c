@@ -3,32 +3,33 @@
 
 #include <string.h>
 
-/* USD per million tokens (input, output): list prices at the time of writing;
- * extend or override with "prices" in the config file. */
-static const struct { const char *prefix; double in, out; } builtin_prices[] = {
-	{ "gpt-5.1", 1.25, 10.0 },
-	{ "gpt-5", 1.25, 10.0 },
-	{ "gpt-5-mini", 0.25, 2.0 },
-	{ "gpt-5-nano", 0.05, 0.4 },
-	{ "gpt-4.1", 2.0, 8.0 },
-	{ "gpt-4.1-mini", 0.4, 1.6 },
-	{ "gpt-4o", 2.5, 10.0 },
-	{ "gpt-4o-mini", 0.15, 0.6 },
-	{ "o3", 2.0, 8.0 },
-	{ "o4-mini", 1.1, 4.4 },
-	{ "claude-opus-4", 15.0, 75.0 },
-	{ "claude-opus-4-5", 5.0, 25.0 },
-	{ "claude-sonnet-4", 3.0, 15.0 },
-	{ "claude-haiku-4-5", 1.0, 5.0 },
-	{ "deepseek-chat", 0.28, 0.42 },
-	{ "deepseek-reasoner", 0.28, 0.42 },
+/* USD per million tokens (input, cached input, output): list prices at the
+ * time of writing; extend or override with "prices" in the config file.
+ * Cached input is what a prompt-cache hit costs (Anthropic: a cache read). */
+static const struct { const char *prefix; double in, cached, out; } builtin_prices[] = {
+	{ "gpt-5.1", 1.25, 0.125, 10.0 },
+	{ "gpt-5", 1.25, 0.125, 10.0 },
+	{ "gpt-5-mini", 0.25, 0.025, 2.0 },
+	{ "gpt-5-nano", 0.05, 0.005, 0.4 },
+	{ "gpt-4.1", 2.0, 0.5, 8.0 },
+	{ "gpt-4.1-mini", 0.4, 0.1, 1.6 },
+	{ "gpt-4o", 2.5, 1.25, 10.0 },
+	{ "gpt-4o-mini", 0.15, 0.075, 0.6 },
+	{ "o3", 2.0, 0.5, 8.0 },
+	{ "o4-mini", 1.1, 0.275, 4.4 },
+	{ "claude-opus-4", 15.0, 1.5, 75.0 },
+	{ "claude-opus-4-5", 5.0, 0.5, 25.0 },
+	{ "claude-sonnet-4", 3.0, 0.3, 15.0 },
+	{ "claude-haiku-4-5", 1.0, 0.1, 5.0 },
+	{ "deepseek-chat", 0.28, 0.028, 0.42 },
+	{ "deepseek-reasoner", 0.28, 0.028, 0.42 },
 };
 
-double llm_price(const struct config *cfg, const char *model, long prompt_tokens,
+double llm_price(const struct config *cfg, const char *model, long prompt_tokens, long cached_prompt_tokens,
 		 long completion_tokens)
 {
 	size_t best = 0;
-	double in = -1, out = -1;
+	double in = -1, out = -1, cached = -1;
 	const char *key;
 	json_t *v;
 
@@ -39,6 +40,7 @@ double llm_price(const struct config *cfg, const char *model, long prompt_tokens
 		if (n > best && !strncmp(model, builtin_prices[i].prefix, n)) {
 			best = n;
 			in = builtin_prices[i].in;
+			cached = builtin_prices[i].cached;
 			out = builtin_prices[i].out;
 		}
 	}
@@ -48,12 +50,19 @@ double llm_price(const struct config *cfg, const char *model, long prompt_tokens
 			size_t n = strlen(key);
 			if (n >= best && !strncmp(model, key, n)) {
 				best = n;
+				json_t *c = json_object_get(v, "cached_input");
 				in = json_number_value(json_object_get(v, "input"));
 				out = json_number_value(json_object_get(v, "output"));
+				cached = c ? json_number_value(c) : in;
 			}
 		}
 	}
 	if (!best)
 		return -1;
-	return ((double)prompt_tokens * in + (double)completion_tokens * out) / 1e6;
+	if (cached_prompt_tokens > prompt_tokens)
+		cached_prompt_tokens = prompt_tokens;
+	if (cached_prompt_tokens < 0)
+		cached_prompt_tokens = 0;
+	return ((double)(prompt_tokens - cached_prompt_tokens) * in + (double)cached_prompt_tokens * cached +
+		(double)completion_tokens * out) / 1e6;
 }

@@ -9,7 +9,8 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 
-void replycache_key(const struct config *cfg, const struct llm_request *req, long max_tokens, char key[65])
+void replycache_key(const struct config *cfg, const struct llm_rules *rules, const struct llm_request *req,
+		    long max_tokens, char key[65])
 {
 	struct hash_ctx *h = hash_begin();
 	char num[64];
@@ -21,9 +22,15 @@ void replycache_key(const struct config *cfg, const struct llm_request *req, lon
 	hash_field(h, cfg->model);
 	hash_field(h, req->system);
 	hash_field(h, req->user);
-	snprintf(num, sizeof(num), "%.6g/%ld/%d/%s", cfg->temperature, max_tokens, req->sample,
-		 cfg->token_field);
+	/* What the model is asked before any adaptation to a server's refusal
+	 * (llm.c), so an adapted request finds the same reply; a reasoning
+	 * effort joins the key only when one is sent (keys made before it
+	 * existed stay the same). */
+	snprintf(num, sizeof(num), "%.6g/%ld/%d/%s", rules->temperature < 0 ? -1.0 : rules->temperature, max_tokens,
+		 req->sample, rules->token_field);
 	hash_field(h, num);
+	if (rules->reasoning_effort)
+		hash_field(h, rules->reasoning_effort);
 	hash_final(h, key);
 }
 
@@ -52,6 +59,8 @@ int replycache_read(const char *cache_dir, const char key[65], struct llm_result
 		res->model = xstrdup(json_string_value(json_object_get(root, "model")));
 	res->prompt_tokens = (long)json_integer_value(json_object_get(root, "prompt_tokens"));
 	res->completion_tokens = (long)json_integer_value(json_object_get(root, "completion_tokens"));
+	res->cached_prompt_tokens = (long)json_integer_value(json_object_get(root, "cached_prompt_tokens"));
+	res->reasoning_tokens = (long)json_integer_value(json_object_get(root, "reasoning_tokens"));
 	json_decref(root);
 	return 0;
 }
@@ -60,10 +69,12 @@ void replycache_write(const char *cache_dir, const char key[65], const struct ll
 {
 	char *dir = xasprintf("%s/%.2s", cache_dir, key);
 	char *path = cache_path(cache_dir, key);
-	json_t *root = json_pack("{s:s, s:s?, s:s?, s:I, s:I}", "content", res->content,
+	json_t *root = json_pack("{s:s, s:s?, s:s?, s:I, s:I, s:I, s:I}", "content", res->content,
 				 "finish_reason", res->finish_reason, "model", res->model,
 				 "prompt_tokens", (json_int_t)res->prompt_tokens,
-				 "completion_tokens", (json_int_t)res->completion_tokens);
+				 "completion_tokens", (json_int_t)res->completion_tokens,
+				 "cached_prompt_tokens", (json_int_t)res->cached_prompt_tokens,
+				 "reasoning_tokens", (json_int_t)res->reasoning_tokens);
 	char *text = json_dumps(root, JSON_COMPACT);
 	/* A cache failure never fails the call: the reply is in hand. */
 	if (text && fs_mkdir_p(dir) == 0)

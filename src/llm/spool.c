@@ -70,8 +70,8 @@ out:
 	return rc;
 }
 
-int spool_post(const char *dir, const char *key, const struct config *cfg, const char *system, const char *user,
-	       long max_tokens, const json_t *context)
+int spool_post(const char *dir, const char *key, const struct config *cfg, double temperature, const char *system,
+	       const char *user, long max_tokens, const json_t *context)
 {
 	char *pending = fs_join(dir, "pending"), *replies = fs_join(dir, "replies");
 	char *path = xasprintf("%s/%s.json", pending, key), *text = NULL;
@@ -89,8 +89,9 @@ int spool_post(const char *dir, const char *key, const struct config *cfg, const
 	if (system)
 		json_array_append_new(messages, json_pack("{s:s, s:s}", "role", "system", "content", system));
 	json_array_append_new(messages, json_pack("{s:s, s:s}", "role", "user", "content", user));
-	req = json_pack("{s:s, s:s, s:s?, s:I, s:f, s:o}", "key", key, "provider", cfg->provider, "model", cfg->model,
-			"max_tokens", (json_int_t)max_tokens, "temperature", cfg->temperature, "messages", messages);
+	req = json_pack("{s:s, s:s, s:s?, s:I, s:o, s:o}", "key", key, "provider", cfg->provider, "model", cfg->model,
+			"max_tokens", (json_int_t)max_tokens, "temperature",
+			temperature >= 0 ? json_real(temperature) : json_null(), "messages", messages);
 	messages = NULL;
 	if (context)
 		json_object_set(req, "context", (json_t *)context);

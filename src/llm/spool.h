@@ -37,9 +37,10 @@ struct spool_reply {
  * -1 with ERR_INPUT when the reply file is unusable. */
 int spool_take(const char *dir, const char *key, size_t prompt_chars, struct spool_reply *out);
 void spool_reply_clear(struct spool_reply *r);
-/* Writes DIR/pending/KEY.json (unless it is there). 0, or -1 with ERR_INFRA. */
-int spool_post(const char *dir, const char *key, const struct config *cfg, const char *system, const char *user,
-	       long max_tokens, const json_t *context);
+/* Writes DIR/pending/KEY.json (unless it is there); temperature < 0: not
+ * sent (null in the file). 0, or -1 with ERR_INFRA. */
+int spool_post(const char *dir, const char *key, const struct config *cfg, double temperature, const char *system,
+	       const char *user, long max_tokens, const json_t *context);
 /* Removes DIR/pending/KEY.json once its reply was used. */
 void spool_done(const char *dir, const char *key);
 /* The keys pending in DIR (sorted), as a JSON array (owned). */

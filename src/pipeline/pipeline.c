@@ -299,6 +299,8 @@ static void pipe_join(struct pipe *p, struct pipe *b)
 	a->calls += ba->calls - b->base.calls;
 	a->prompt_tokens += ba->prompt_tokens - b->base.prompt_tokens;
 	a->completion_tokens += ba->completion_tokens - b->base.completion_tokens;
+	a->cached_prompt_tokens += ba->cached_prompt_tokens - b->base.cached_prompt_tokens;
+	a->reasoning_tokens += ba->reasoning_tokens - b->base.reasoning_tokens;
 	a->cached_calls += ba->cached_calls - b->base.cached_calls;
 	a->cost_usd += ba->cost_usd - b->base.cost_usd;
 	a->llm_ms += ba->llm_ms - b->base.llm_ms;

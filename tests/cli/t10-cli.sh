@@ -45,7 +45,7 @@ run_egg chat hi
 expect_rc 2 "a config file with an unknown setting"
 expect_err "unknown setting 'temprature'" "the misspelt setting is named"
 expect_err "did you mean 'temperature'\?" "and the setting it is close to suggested"
-expect_err "\(the settings: provider, base_url, model, .*prices\)" "and every setting listed"
+expect_err "\(the settings: provider, base_url, model, .*prices, request_rules\)" "and every setting listed"
 run_egg doctor --json
 check "egg doctor still runs with the bad config file and reports its error among the missing" python3 -c "
 import json; d = json.load(open('$OUT'))

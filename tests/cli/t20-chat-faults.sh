@@ -19,10 +19,13 @@ check "--json prints exactly one line of JSON" test "$(wc -l <"$OUT")" -eq 1
 check "--json has the documented fields" python3 - "$OUT" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-need = {"content", "model", "finish_reason", "usage", "attempts", "latency_ms", "cached"}
+need = {"content", "model", "finish_reason", "usage", "attempts", "latency_ms", "cached", "truncated", "max_tokens",
+        "adapted"}
 assert need <= set(j), set(j)
 assert j["content"] == "hello there" and j["finish_reason"] == "stop"
-assert j["usage"] == {"prompt_tokens": 11, "completion_tokens": 3}
+assert j["usage"] == {"prompt_tokens": 11, "completion_tokens": 3, "cached_prompt_tokens": 0, "reasoning_tokens": 0,
+                      "estimated": False}, j["usage"]
+assert j["max_tokens"] == 16384 and j["adapted"] is None
 assert j["attempts"] == 1 and j["cached"] is False and j["latency_ms"] > 0
 PY
 check "the request carries model, system and user messages" python3 - "$MOCK_LOG" <<'PY'

@@ -2,6 +2,7 @@
 """mockllm.py: a scripted mock LLM server (OpenAI and Anthropic protocols) for egg's tests.
 
 Usage: mockllm.py --script FILE [--log FILE] [--port-file FILE]
+                  [--reasoning-models REGEX] [--max-output N]
 
 It listens on 127.0.0.1 on an ephemeral port, prints the port on stdout,
 and answers each request with the first unconsumed script entry whose
@@ -13,6 +14,10 @@ the log. The script is a JSON array or JSON lines; each entry is an object:
   wrap: "python"           put the reply in a ```python fenced block
   finish_reason: "stop"    or "length" (a reply cut off by the output limit)
   usage: {"prompt_tokens": N, "completion_tokens": N}
+  cached_tokens: N, reasoning_tokens: N   reported as the providers do (OpenAI's
+                           prompt_tokens_details / completion_tokens_details;
+                           Anthropic's cache_read_input_tokens)
+  stream_seconds: S        a streamed reply's chunks spread over S seconds
   status: 429, retry_after: "2", body: "..."   an HTTP error
   fault: "drop"            close the connection without replying
          "stall"           send nothing for `seconds` (default 30)
@@ -25,8 +30,20 @@ the log. The script is a JSON array or JSON lines; each entry is an object:
   delay: seconds           wait before answering (concurrency tests)
   match: ["a", "b"]        only for requests containing all these strings
   repeat: true             never consumed (a default answer)
+         "stream_cut"      (streamed) half the events, then the connection closes
 
 When nothing fits, it answers 500 "mock: no script entry fits this request".
+
+Requests are checked as the real APIs check them, before any script entry
+is taken, with their real error bodies: on /chat/completions, a model whose
+name matches --reasoning-models (default: OpenAI's gpt-5*, o1*, o3*, o4*)
+refuses `max_tokens` (unsupported_parameter) and any temperature but 1
+(unsupported_value), and other models refuse `reasoning_effort`; on
+/v1/messages, `max_tokens` is required, OpenAI's fields are extra inputs and
+the temperature must lie in [0, 1]. With --max-output N an output limit over
+N is refused as each provider words it. A request with "stream": true gets
+server-sent events in the provider's form (OpenAI's usage chunk only when
+stream_options.include_usage asks for it).
 """
 from __future__ import annotations
 
@@ -73,11 +90,128 @@ class Script:
         return text
 
 
+OPENAI_FIELDS = {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "stream",
+                 "stream_options", "reasoning_effort", "stop", "n", "seed", "response_format", "tools", "user"}
+ANTHROPIC_FIELDS = {"model", "messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stream",
+                    "stop_sequences", "metadata", "tools", "tool_choice", "thinking"}
+
+
+def openai_error(message: str, param: str | None, code: str | None) -> dict:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+
+
+def anthropic_error(message: str) -> dict:
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
+def refusal(req: dict, anthropic: bool, reasoning: re.Pattern, max_output: int | None) -> dict | None:
+    """The error body a real API would answer this request with, or None."""
+    model = str(req.get("model", ""))
+    if anthropic:
+        for k in req:
+            if k not in ANTHROPIC_FIELDS:
+                return anthropic_error(f"{k}: Extra inputs are not permitted")
+        if "max_tokens" not in req:
+            return anthropic_error("max_tokens: Field required")
+        t = req.get("temperature")
+        if t is not None and not 0 <= t <= 1:
+            return anthropic_error("temperature: Input should be less than or equal to 1")
+        if max_output and req["max_tokens"] > max_output:
+            return anthropic_error(f"max_tokens: {req['max_tokens']} > {max_output}, which is the maximum "
+                                   f"allowed number of output tokens for {model}")
+        return None
+    for k in req:
+        if k not in OPENAI_FIELDS:
+            return openai_error(f"Unrecognized request argument supplied: {k}", None, None)
+    if reasoning.search(model):
+        if "max_tokens" in req:
+            return openai_error("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                                "Use 'max_completion_tokens' instead.", "max_tokens", "unsupported_parameter")
+        t = req.get("temperature")
+        if t is not None and t != 1:
+            return openai_error(f"Unsupported value: 'temperature' does not support {t} with this model. Only "
+                                "the default (1) value is supported.", "temperature", "unsupported_value")
+    elif "reasoning_effort" in req:
+        return openai_error("Unrecognized request argument supplied: reasoning_effort", None, None)
+    field = "max_completion_tokens" if "max_completion_tokens" in req else "max_tokens"
+    if max_output and req.get(field, 0) > max_output:
+        return openai_error(f"{field} is too large: {req[field]}. This model supports at most {max_output} "
+                            f"completion tokens, whereas you provided {req[field]}.", field, "invalid_value")
+    return None
+
+
+def usage_of(e: dict, text: str, content: str) -> dict:
+    """The entry's usage in OpenAI's form, with the details the entry gives."""
+    u = dict(e.get("usage", {"prompt_tokens": max(1, len(text) // 4),
+                             "completion_tokens": max(1, len(content) // 4)}))
+    u["total_tokens"] = u["prompt_tokens"] + u["completion_tokens"]
+    if "cached_tokens" in e:
+        u["prompt_tokens_details"] = {"cached_tokens": e["cached_tokens"]}
+    if "reasoning_tokens" in e:
+        u["completion_tokens_details"] = {"reasoning_tokens": e["reasoning_tokens"]}
+    return u
+
+
+def anthropic_usage(u: dict) -> dict:
+    cached = u.get("prompt_tokens_details", {}).get("cached_tokens", 0)
+    out = {"input_tokens": u["prompt_tokens"] - cached, "output_tokens": u["completion_tokens"]}
+    if cached:
+        out["cache_read_input_tokens"] = cached
+    return out
+
+
+def pieces(content: str, n: int = 24) -> list[str]:
+    step = max(1, -(-len(content) // n))
+    return [content[i:i + step] for i in range(0, len(content), step)] or [""]
+
+
+def stream_events(anthropic: bool, req: dict, content: str, finish: str, usage: dict, model: str,
+                  fault: str | None) -> list[bytes]:
+    """The reply as the provider streams it, one server-sent event a list item."""
+    def ev(obj: dict, name: str | None = None) -> bytes:
+        head = f"event: {name}\n" if name else ""
+        return (head + "data: " + json.dumps(obj) + "\n\n").encode()
+    out = []
+    if anthropic:
+        au = anthropic_usage(usage)
+        out.append(ev({"type": "message_start", "message": {
+            "id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "usage": {**{k: v for k, v in au.items() if k != "output_tokens"},
+                                           "output_tokens": 1}}}, "message_start"))
+        out.append(ev({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                      "content_block_start"))
+        out.append(ev({"type": "ping"}, "ping"))
+        for p in pieces(content):
+            out.append(ev({"type": "content_block_delta", "index": 0,
+                           "delta": {"type": "text_delta", "text": p}}, "content_block_delta"))
+        out.append(ev({"type": "content_block_stop", "index": 0}, "content_block_stop"))
+        stop = {"stop": "end_turn", "length": "max_tokens"}.get(finish, finish)
+        out.append(ev({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                       "usage": {"output_tokens": au["output_tokens"]}}, "message_delta"))
+        out.append(ev({"type": "message_stop"}, "message_stop"))
+        return out
+    base = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": model}
+    if fault == "empty_choices":
+        out.append(ev({**base, "choices": []}))
+    else:
+        out.append(ev({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                            "finish_reason": None}]}))
+        for p in pieces(content):
+            out.append(ev({**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}))
+        out.append(ev({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}))
+    if (req.get("stream_options") or {}).get("include_usage"):
+        out.append(ev({**base, "choices": [], "usage": usage}))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     script: Script
     log_path: str | None
     log_lock = threading.Lock()
+    reasoning: re.Pattern
+    max_output: int | None = None
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -107,6 +241,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         text = json.dumps(req.get("messages", [])) + json.dumps(req.get("system", ""))
         anthropic = self.path.rstrip("/").endswith("/v1/messages")
+        refused = refusal(req, anthropic, self.reasoning, self.max_output)
+        if refused is not None:
+            self._send(400, json.dumps(refused).encode())
+            return
         e = self.script.take(text)
         if e is None:
             # Name the request (its role line and the candidate it is about),
@@ -138,7 +276,7 @@ class Handler(BaseHTTPRequestHandler):
             body = e.get("body", json.dumps({"error": {"message": message}}))
             self._send(int(e["status"]), body.encode(), headers=headers)
             return
-        if fault == "malformed":
+        if fault == "malformed" and not req.get("stream"):
             self._send(200, b'{"choices": [{"message": {"content": "unterminated')
             return
         if fault == "html":
@@ -147,21 +285,22 @@ class Handler(BaseHTTPRequestHandler):
             return
         content = self.script.reply_text(e)
         finish = e.get("finish_reason", "stop")
-        usage = e.get("usage", {"prompt_tokens": max(1, len(text) // 4),
-                                "completion_tokens": max(1, len(content) // 4)})
+        usage = usage_of(e, text, content)
         model = req.get("model", "mock")
+        if req.get("stream"):
+            self._stream(stream_events(anthropic, req, content, finish, usage, model, fault), e, fault)
+            return
         if anthropic:
             stop = {"stop": "end_turn", "length": "max_tokens"}.get(finish, finish)
             payload = {"id": "msg_mock", "type": "message", "role": "assistant", "model": model,
                        "content": [{"type": "text", "text": content}], "stop_reason": stop,
-                       "usage": {"input_tokens": usage["prompt_tokens"],
-                                 "output_tokens": usage["completion_tokens"]}}
+                       "usage": anthropic_usage(usage)}
         else:
             choices = [] if fault == "empty_choices" else [
                 {"index": 0, "message": {"role": "assistant", "content": content},
                  "finish_reason": finish}]
             payload = {"id": "chatcmpl-mock", "object": "chat.completion", "model": model,
-                       "choices": choices, "usage": {**usage, "total_tokens": sum(usage.values())}}
+                       "choices": choices, "usage": usage}
         body = json.dumps(payload).encode()
         if fault == "stall_mid":
             self.send_response(200)
@@ -175,14 +314,45 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._send(200, body)
 
+    def _stream(self, events: list[bytes], e: dict, fault: str | None) -> None:
+        """Server-sent events until the connection closes (no length), spread
+        over stream_seconds; the stream faults cut or stall it halfway."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        gap = float(e.get("stream_seconds", 0)) / max(1, len(events) - 1)
+        half = len(events) // 2
+        for i, chunk in enumerate(events):
+            if fault in ("stall_mid", "stream_cut") and i == half:
+                if fault == "stall_mid":
+                    time.sleep(float(e.get("seconds", 30)))
+                return
+            if fault == "malformed" and i == half:
+                chunk = b'data: {"choices": [{"delta": {"content": "unterminated\n\n'
+            try:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            except OSError:
+                return
+            if gap and i < len(events) - 1:
+                time.sleep(gap)
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--script", required=True)
     ap.add_argument("--log")
     ap.add_argument("--port-file")
+    ap.add_argument("--reasoning-models", default=r"^(gpt-5|o[134])",
+                    help="model names (a regex) refused max_tokens and temperature as OpenAI's reasoning models")
+    ap.add_argument("--max-output", type=int, help="refuse an output limit above N tokens")
     args = ap.parse_args()
     Handler.script = Script(args.script)
+    Handler.reasoning = re.compile(args.reasoning_models)
+    Handler.max_output = args.max_output
     Handler.log_path = args.log
     # A listen backlog for bursts of concurrent clients: with the default of 5,
     # connections beyond it wait for a SYN retry (1 s), which hid a client

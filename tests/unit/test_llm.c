@@ -1,4 +1,5 @@
 /* test_llm.c: wire formats, Retry-After, prices, and concurrent calls against the mock server. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,22 +17,181 @@
 
 static void test_bodies(void)
 {
-	char *b = provider_request_body(LLM_OPENAI, "m1", "sys", "hi", 0.5, 99, "max_completion_tokens");
+	struct provider_request r = { "m1", "sys", "hi", 99, "max_completion_tokens", 0.5, "low", 1, 1 };
+	char *b = provider_request_body(LLM_OPENAI, &r);
 	json_t *o = json_loads(b, 0, NULL);
 	CHECK(o && !strcmp(json_string_value(json_object_get(o, "model")), "m1") &&
 	      json_integer_value(json_object_get(o, "max_completion_tokens")) == 99 &&
-	      json_array_size(json_object_get(o, "messages")) == 2,
+	      !json_object_get(o, "max_tokens") && json_array_size(json_object_get(o, "messages")) == 2,
 	      "openai body has model, token field and system+user messages");
+	CHECK(o && !strcmp(json_string_value(json_object_get(o, "reasoning_effort")) ?: "", "low") &&
+	      json_is_true(json_object_get(o, "stream")) &&
+	      json_is_true(json_object_get(json_object_get(o, "stream_options"), "include_usage")),
+	      "openai body: reasoning effort, stream and the usage chunk asked for");
 	json_decref(o);
 	free(b);
-	b = provider_request_body(LLM_ANTHROPIC, "c1", "sys", "hi", -1, 10, NULL);
+	r = (struct provider_request){ "c1", "sys", "hi", 10, "max_completion_tokens", -1, "high", 1, 1 };
+	b = provider_request_body(LLM_ANTHROPIC, &r);
 	o = json_loads(b, 0, NULL);
 	CHECK(o && !strcmp(json_string_value(json_object_get(o, "system")), "sys") &&
 	      json_array_size(json_object_get(o, "messages")) == 1 &&
 	      !json_object_get(o, "temperature"),
 	      "anthropic body carries system apart and omits a negative temperature");
+	CHECK(o && json_integer_value(json_object_get(o, "max_tokens")) == 10 &&
+	      !json_object_get(o, "max_completion_tokens") && !json_object_get(o, "reasoning_effort") &&
+	      !json_object_get(o, "stream_options") && json_is_true(json_object_get(o, "stream")),
+	      "anthropic body: always max_tokens, never OpenAI's fields");
 	json_decref(o);
 	free(b);
+}
+
+static void test_stream(void)
+{
+	struct provider_reply r;
+	char why[256];
+	const char *oa = "data: {\"model\":\"gpt-5.1\",\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
+			 "data: {\"choices\":[{\"delta\":{\"content\":\"hel\"}}]}\n\n"
+			 ": a comment\r\n\r\n"
+			 "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\n"
+			 "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":30,"
+			 "\"prompt_tokens_details\":{\"cached_tokens\":20},\"completion_tokens_details\":{\"reasoning_tokens\":25}}}\n\n"
+			 "data: [DONE]\n\n";
+	const char *an = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-x\","
+			 "\"usage\":{\"input_tokens\":10,\"cache_read_input_tokens\":90,\"output_tokens\":1}}}\n\n"
+			 "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+			 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+			 "\"delta\":{\"type\":\"text_delta\",\"text\":\"ab\"}}\n\n"
+			 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+			 "\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"hmm\"}}\n\n"
+			 "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},"
+			 "\"usage\":{\"output_tokens\":7}}\n\n"
+			 "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+	const char *cut = "data: {\"choices\":[{\"delta\":{\"content\":\"def f(\"}}]}\n\ndata: {\"choi";
+	const char *whole = "{\"choices\":[{\"message\":{\"content\":\"whole\"}}]}";
+	const char *err = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+			  "\"message\":\"Overloaded\"}}\n\n";
+
+	CHECK(provider_parse_stream(LLM_OPENAI, oa, strlen(oa), &r, why, sizeof(why)) == 0 && !strcmp(r.content, "hello") &&
+	      !strcmp(r.finish_reason, "stop") && !strcmp(r.model, "gpt-5.1") && r.usage_seen,
+	      "openai stream: the chunks' text joined, its finish reason and model");
+	CHECK(r.prompt_tokens == 50 && r.cached_prompt_tokens == 20 && r.completion_tokens == 30 && r.reasoning_tokens == 25,
+	      "openai stream: usage from the last chunk, with cached and reasoning tokens");
+	provider_reply_clear(&r);
+	CHECK(provider_parse_stream(LLM_ANTHROPIC, an, strlen(an), &r, why, sizeof(why)) == 0 && !strcmp(r.content, "ab") &&
+	      !strcmp(r.finish_reason, "length") && !strcmp(r.model, "claude-x"),
+	      "anthropic stream: text deltas joined (thinking left out), max_tokens maps to length");
+	CHECK(r.prompt_tokens == 100 && r.cached_prompt_tokens == 90 && r.completion_tokens == 7,
+	      "anthropic stream: input from message_start (cache reads added), output from message_delta");
+	provider_reply_clear(&r);
+	CHECK(provider_parse_stream(LLM_OPENAI, cut, strlen(cut), &r, why, sizeof(why)) == 1 &&
+	      !strcmp(r.content, "def f(") && strstr(why, "before the reply was complete"),
+	      "a stream cut off keeps what arrived and says it is incomplete");
+	provider_reply_clear(&r);
+	CHECK(provider_parse_stream(LLM_ANTHROPIC, err, strlen(err), &r, why, sizeof(why)) == -1 && strstr(why, "Overloaded"),
+	      "an error event is an error with the server's message");
+	provider_reply_clear(&r);
+	CHECK(provider_parse_stream(LLM_OPENAI, "data: [DONE]\n\n", 14, &r, why, sizeof(why)) == -1 &&
+	      strstr(why, "no choices"), "a stream with no choice at all says so");
+	provider_reply_clear(&r);
+	CHECK(provider_parse_stream(LLM_OPENAI, whole, strlen(whole), &r, why, sizeof(why)) == 0 && !strcmp(r.content, "whole") && !r.usage_seen,
+	      "a server that does not stream: its JSON body is read as a whole reply (no usage seen)");
+	provider_reply_clear(&r);
+	CHECK(provider_parse_stream(LLM_OPENAI, "<html>", 6, &r, why, sizeof(why)) == -1, "an HTML page is no stream");
+	provider_reply_clear(&r);
+}
+
+static void test_refusal(void)
+{
+	struct provider_refusal f;
+	const char *mt = "{\"error\":{\"message\":\"Unsupported parameter: 'max_tokens' is not supported with this model. "
+			 "Use 'max_completion_tokens' instead.\",\"type\":\"invalid_request_error\",\"param\":\"max_tokens\","
+			 "\"code\":\"unsupported_parameter\"}}";
+	const char *te = "{\"error\":{\"message\":\"Unsupported value: 'temperature' does not support 0.7 with this model. "
+			 "Only the default (1) value is supported.\",\"type\":\"invalid_request_error\",\"param\":\"temperature\","
+			 "\"code\":\"unsupported_value\"}}";
+	const char *big = "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"max_tokens: "
+			  "65536 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5\"}}";
+	const char *oabig = "{\"error\":{\"message\":\"max_tokens is too large: 200000. This model supports at most 128000 "
+			    "completion tokens, whereas you provided 200000.\",\"param\":\"max_tokens\",\"code\":\"invalid_value\"}}";
+	const char *noparam = "{\"error\":{\"message\":\"Unrecognized request argument supplied: reasoning_effort\"}}";
+	const char *other = "{\"error\":{\"message\":\"messages: roles must alternate\"}}";
+
+	CHECK(provider_refusal(mt, strlen(mt), &f) && !strcmp(f.param, "max_tokens") && f.unsupported && !f.stated_max,
+	      "OpenAI's max_tokens refusal: the parameter and its code");
+	CHECK(provider_refusal(te, strlen(te), &f) && !strcmp(f.param, "temperature") && f.unsupported,
+	      "OpenAI's temperature refusal: an unsupported value");
+	CHECK(provider_refusal(big, strlen(big), &f) && !strcmp(f.param, "max_tokens") && f.stated_max == 64000,
+	      "Anthropic's output limit above the model's: the maximum it states");
+	CHECK(provider_refusal(oabig, strlen(oabig), &f) && f.stated_max == 128000 && !f.unsupported,
+	      "OpenAI's output limit above the model's: 'at most N'");
+	CHECK(provider_refusal(noparam, strlen(noparam), &f) && !strcmp(f.param, "reasoning_effort") && f.unsupported,
+	      "without error.param the parameter quoted in the message is taken");
+	CHECK(!provider_refusal(other, strlen(other), &f), "a refusal that names no parameter egg sends is not one to adapt to");
+	CHECK(!provider_refusal("<html>", 6, &f), "a body that is not JSON names nothing");
+}
+
+static void test_rules(void)
+{
+	struct config cfg;
+	struct llm_rules r;
+	char path[] = "/tmp/egg-unit-rules-XXXXXX";
+	int fd;
+	FILE *f;
+
+	config_init(&cfg);
+	config_set_flag(&cfg, "model", "gpt-5.1");
+	cfg.ignore_file = 1;
+	CHECK(config_resolve(&cfg) == 0, "a config for gpt-5.1 resolves");
+	llm_rules_for(&cfg, &r);
+	CHECK(!strcmp(r.token_field, "max_completion_tokens") && r.temperature < 0 && !r.reasoning_effort &&
+	      r.max_output == 128000, "gpt-5.1: max_completion_tokens, no temperature");
+	config_free(&cfg);
+
+	config_init(&cfg);
+	config_set_flag(&cfg, "model", "gpt-4.1");
+	config_set_flag(&cfg, "reasoning-effort", "high");
+	cfg.ignore_file = 1;
+	config_resolve(&cfg);
+	llm_rules_for(&cfg, &r);
+	CHECK(!strcmp(r.token_field, "max_tokens") && r.temperature == LLM_DEFAULT_TEMPERATURE && !r.reasoning_effort,
+	      "gpt-4.1: max_tokens and the temperature; a reasoning effort is not sent to a model that takes none");
+	config_free(&cfg);
+
+	config_init(&cfg);
+	config_set_flag(&cfg, "model", "o4-mini");
+	config_set_flag(&cfg, "reasoning-effort", "high");
+	config_set_flag(&cfg, "temperature", "0.2");
+	cfg.ignore_file = 1;
+	config_resolve(&cfg);
+	llm_rules_for(&cfg, &r);
+	CHECK(!strcmp(r.reasoning_effort ?: "", "high") && r.temperature == 0.2 && strstr(r.source, "setting temperature"),
+	      "o4-mini: the reasoning effort is sent; a temperature set by the user overrides the rule, and says so");
+	config_free(&cfg);
+
+	fd = mkstemp(path);
+	f = fdopen(fd, "w");
+	fputs("{\"request_rules\": {\"acme-\": {\"token_field\": \"max_completion_tokens\", \"temperature\": null,"
+	      " \"reasoning_effort\": \"low\", \"max_output\": 4000}}}", f);
+	fclose(f);
+	config_init(&cfg);
+	config_set_flag(&cfg, "model", "acme-reasoner");
+	cfg.config_flag = path;
+	CHECK(config_resolve(&cfg) == 0, "a config file with request_rules resolves");
+	llm_rules_for(&cfg, &r);
+	CHECK(!strcmp(r.token_field, "max_completion_tokens") && r.temperature < 0 && !strcmp(r.reasoning_effort ?: "", "low") &&
+	      r.max_output == 4000 && strstr(r.source, "request_rules 'acme-'"),
+	      "the config file's request_rules override the built-in row on a longer prefix");
+	config_free(&cfg);
+	f = fopen(path, "w");
+	fputs("{\"request_rules\": {\"x\": {\"token_feild\": \"max_tokens\"}}}", f);
+	fclose(f);
+	config_init(&cfg);
+	cfg.config_flag = path;
+	CHECK(config_resolve(&cfg) == -1 && strstr(err_msg(), "unknown field 'token_feild'"),
+	      "a mistyped request rule field is an error naming it");
+	err_clear();
+	config_free(&cfg);
+	unlink(path);
 }
 
 static void test_parse(void)
@@ -79,9 +239,11 @@ static void test_price(void)
 {
 	struct config cfg;
 	config_init(&cfg);
-	CHECK(llm_price(&cfg, "gpt-5-mini-2025", 1000000, 0) == 0.25,
+	CHECK(llm_price(&cfg, "gpt-5-mini-2025", 1000000, 0, 0) == 0.25,
 	      "the longest built-in prefix wins (gpt-5-mini over gpt-5)");
-	CHECK(llm_price(&cfg, "mystery-model", 10, 10) < 0, "an unknown model has no price");
+	CHECK(llm_price(&cfg, "mystery-model", 10, 0, 10) < 0, "an unknown model has no price");
+	CHECK(fabs(llm_price(&cfg, "gpt-5.1", 1000000, 800000, 1000000) - (0.2 * 1.25 + 0.8 * 0.125 + 10.0)) < 1e-9,
+	      "cached prompt tokens cost the cached-input price; reasoning tokens are output");
 }
 
 /* ---- concurrency against the real mock server ---- */
@@ -202,6 +364,9 @@ void suite_llm(void)
 {
 	test_bodies();
 	test_parse();
+	test_stream();
+	test_refusal();
+	test_rules();
 	test_retry_after();
 	test_price();
 	test_concurrency("8");

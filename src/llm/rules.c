@@ -1,0 +1,118 @@
+/* rules.c: the table of request rules per provider and model family, and its overrides (rules.h). */
+#include "rules.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NOT_SENT (-1.0)
+
+/*
+ * The built-in rules, as the providers document them. A row applies to the
+ * model names that start with its prefix; "" is the provider's default.
+ * max_output: the family's largest output limit where it is published (a
+ * retry after a reply cut at the limit stays within it).
+ */
+static const struct rule_row {
+	const char *provider;
+	const char *prefix;
+	const char *family;
+	const char *token_field;
+	double temperature;
+	int reasoning;		/* takes reasoning_effort */
+	long max_output;
+} builtin_rules[] = {
+	{ "openai", "gpt-5", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 128000 },
+	{ "openai", "o1", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 0 },
+	{ "openai", "o3", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000 },
+	{ "openai", "o4", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000 },
+	{ "openai", "", "OpenAI-compatible chat models", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0 },
+	{ "anthropic", "claude-opus-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
+	{ "anthropic", "claude-opus-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 32000 },
+	{ "anthropic", "claude-sonnet-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
+	{ "anthropic", "claude-haiku-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
+	{ "anthropic", "", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0 },
+};
+
+static void add_source(struct llm_rules *r, const char *what)
+{
+	size_t n = strlen(r->source);
+	snprintf(r->source + n, sizeof(r->source) - n, "%s%s", n ? ", " : "", what);
+}
+
+/* The config file's rule with the longest prefix of the model that is at
+ * least `floor` long, or NULL. */
+static const json_t *config_rule(const struct config *cfg, size_t floor, const char **prefix_out)
+{
+	const char *prefix;
+	const json_t *rule, *best = NULL;
+	size_t best_n = 0;
+	if (!cfg->request_rules || !cfg->model)
+		return NULL;
+	json_object_foreach(cfg->request_rules, prefix, rule) {
+		size_t n = strlen(prefix);
+		if (n >= floor && (!best || n > best_n) && !strncmp(cfg->model, prefix, n)) {
+			best = rule;
+			best_n = n;
+			*prefix_out = prefix;
+		}
+	}
+	return best;
+}
+
+void llm_rules_for(const struct config *cfg, struct llm_rules *out)
+{
+	const struct rule_row *row = NULL;
+	const char *model = cfg->model ? cfg->model : "", *prefix = NULL;
+	const json_t *user, *v;
+	size_t best = 0;
+	int reasoning;
+
+	for (size_t i = 0; i < sizeof(builtin_rules) / sizeof(builtin_rules[0]); i++) {
+		const struct rule_row *r = &builtin_rules[i];
+		size_t n = strlen(r->prefix);
+		if (!strcmp(r->provider, cfg->provider) && (!row || n > best) && !strncmp(model, r->prefix, n)) {
+			row = r;
+			best = n;
+		}
+	}
+	/* config.c admits only the two providers, each with a default row. */
+	memset(out, 0, sizeof(*out));
+	out->family = row ? row->family : "unknown provider";
+	out->token_field = row ? row->token_field : "max_tokens";
+	out->temperature = row ? row->temperature : LLM_DEFAULT_TEMPERATURE;
+	out->max_output = row ? row->max_output : 0;
+	reasoning = row && row->reasoning;
+	snprintf(out->source, sizeof(out->source), "built-in");
+
+	user = config_rule(cfg, best, &prefix);
+	if (user) {
+		char what[120];
+		if ((v = json_object_get(user, "token_field")))
+			out->token_field = json_string_value(v);
+		if ((v = json_object_get(user, "temperature")))
+			out->temperature = json_is_null(v) ? NOT_SENT : json_number_value(v);
+		if ((v = json_object_get(user, "reasoning_effort"))) {
+			out->reasoning_effort = json_string_value(v);
+			reasoning = !json_is_null(v);
+		}
+		if ((v = json_object_get(user, "max_output")))
+			out->max_output = (long)json_integer_value(v);
+		snprintf(what, sizeof(what), "config request_rules '%.80s'", prefix);
+		add_source(out, what);
+	}
+	if (cfg->token_field) {
+		out->token_field = cfg->token_field;
+		add_source(out, "setting token_field");
+	}
+	if (!isnan(cfg->temperature)) {
+		out->temperature = cfg->temperature < 0 ? NOT_SENT : cfg->temperature;
+		add_source(out, "setting temperature");
+	}
+	/* A reasoning effort goes only to a family that takes one (or one the
+	 * config file's rules say takes it): elsewhere it is refused. */
+	if (cfg->reasoning_effort && reasoning) {
+		out->reasoning_effort = cfg->reasoning_effort;
+		add_source(out, "setting reasoning_effort");
+	}
+}

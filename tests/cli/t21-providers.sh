@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# t21-providers.sh: the providers' own rules, against a mock that checks
+# requests as the real APIs do (tests/mock/mockllm.py): OpenAI's reasoning
+# models refuse max_tokens and a temperature, Anthropic requires max_tokens;
+# a model egg's table does not know is adapted to on the server's word;
+# replies are streamed, so a long reply outlives the stall timeout while a
+# silent server does not; cached and reasoning tokens are read and priced; a
+# reply cut at the limit by hidden reasoning is retried with a higher limit.
+. "$(dirname "$0")/../lib.sh"
+
+export EGG_API_KEY=sk-test-key EGG_LLM_RETRY_BASE_MS=20
+unset EGG_MODEL
+script() { printf '%s\n' "$@" >"$TMP/script.jsonl"; start_mock "$TMP/script.jsonl" ${MOCK_ARGS:-}; }
+bodies() { python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    b = json.loads(json.loads(l)["body"])
+    print(json.dumps({k: v for k, v in b.items() if k not in ("messages", "system")}, sort_keys=True))' "$MOCK_LOG"; }
+
+# --- the README's first call, for gpt-5.1: nothing refused
+script '{"reply": "hi", "repeat": true}'
+run_egg chat --model gpt-5.1 "say hi"
+expect_rc 0 "egg chat --model gpt-5.1 succeeds with the defaults"
+check "gpt-5.1: one request, max_completion_tokens, no temperature, streamed" bash -c "
+	test \$(wc -l <'$MOCK_LOG') -eq 1 &&
+	grep -q '\"max_completion_tokens\": 16384' <<<'$(bodies)' && ! grep -q 'temperature\|\"max_tokens\"' <<<'$(bodies)' &&
+	grep -q '\"stream\": true' <<<'$(bodies)'"
+check "no adaptation is said for a model the table knows" bash -c "! grep -q 'refused' '$ERR'"
+for m in o3-mini o4-mini o1; do
+	script '{"reply": "hi"}'
+	run_egg chat --model $m hi
+	check "$m: accepted at the first request (max_completion_tokens, no temperature)" \
+		bash -c "[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 1 ]"
+done
+
+script '{"reply": "hi"}'
+run_egg chat --model gpt-4.1 hi
+expect_rc 0 "gpt-4.1 succeeds"
+check "gpt-4.1 still gets max_tokens and the temperature 0.7" bash -c "
+	grep -q '\"max_tokens\": 16384' <<<'$(bodies)' && grep -q '\"temperature\": 0.7' <<<'$(bodies)'"
+
+script '{"reply": "hi"}'
+run_egg chat --model gpt-5.1 --reasoning-effort high hi
+check "a reasoning effort goes to a model that takes one" bash -c "[ $RC -eq 0 ] && grep -q '\"reasoning_effort\": \"high\"' <<<'$(bodies)'"
+script '{"reply": "hi"}'
+run_egg chat --model gpt-4.1 --reasoning-effort high hi
+check "and not to one that refuses it" bash -c "[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 1 ] && ! grep -q reasoning_effort <<<'$(bodies)'"
+
+# --- a model the table does not know, which refuses both: one adaptation each
+MOCK_ARGS="--reasoning-models ^(gpt-5|o[134]|zeta-)"
+script '{"reply": "adapted", "repeat": true}'
+run_egg chat --json --model zeta-1 hi
+expect_rc 0 "an unknown model that refuses max_tokens and the temperature works"
+check "two refusals, one adaptation each, then the reply" bash -c "[ \$(wc -l <'$MOCK_LOG') -eq 3 ]"
+expect_err "^egg: LLM: the server refused 'max_tokens' for model 'zeta-1' .*from now on: max_tokens sent as max_completion_tokens" \
+	"the token field's adaptation is said on stderr, with the server's words"
+expect_err "^egg: LLM: the server refused 'temperature' for model 'zeta-1' .*from now on: temperature not sent" \
+	"the temperature's adaptation is said on stderr"
+check "each adaptation is said once" test "$(grep -c 'egg: LLM: the server refused' "$ERR")" -eq 2
+check "--json records the adaptations" test "$(json_get "$OUT" 'j["adapted"]')" = \
+	"max_tokens sent as max_completion_tokens; temperature not sent (the server takes only its default)"
+unset MOCK_ARGS
+
+# The same through the config file's request_rules: no refusal at all.
+cat >"$TMP/rules.json" <<'JSON'
+{"request_rules": {"zeta-": {"token_field": "max_completion_tokens", "temperature": null}}}
+JSON
+MOCK_ARGS="--reasoning-models ^zeta-"
+script '{"reply": "ruled"}'
+run_egg chat --config "$TMP/rules.json" --model zeta-1 hi
+check "a request rule in the config file: accepted at the first request" \
+	bash -c "[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 1 ] && ! grep -q refused '$ERR'"
+EGG_MODEL=zeta-1 run_egg doctor --config "$TMP/rules.json" --json
+check "egg doctor shows what egg will send for the model, and which rule says so" python3 - "$OUT" <<'PY'
+import json, sys
+q = json.load(open(sys.argv[1]))["llm"]["request"]
+assert q["token_field"] == "max_completion_tokens" and q["temperature"] is None and q["stream"] is True, q
+assert "config request_rules 'zeta-'" in q["source"], q
+PY
+unset MOCK_ARGS
+EGG_MODEL=gpt-5.1 run_egg doctor
+expect_out "^llm request: +max_completion_tokens 16384, no temperature, no reasoning effort, streamed \(OpenAI reasoning models" \
+	"egg doctor's text line for gpt-5.1"
+
+# --- Anthropic: max_tokens always, its usage with cache reads, its length cap
+script '{"reply": "from claude", "cached_tokens": 80, "usage": {"prompt_tokens": 100, "completion_tokens": 10}}'
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --json hi
+expect_rc 0 "anthropic with the defaults"
+check "anthropic: max_tokens sent, streamed, the cache reads counted as cached input" python3 - "$OUT" "$MOCK_LOG" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+b = json.loads(json.loads(open(sys.argv[2]).readline())["body"])
+assert b["max_tokens"] == 16384 and b["stream"] is True and "max_completion_tokens" not in b, b
+u = j["usage"]
+assert u["prompt_tokens"] == 100 and u["cached_prompt_tokens"] == 80 and u["completion_tokens"] == 10, u
+want = (20 * 3.0 + 80 * 0.3 + 10 * 15.0) / 1e6
+assert abs(j["cost_usd"] - want) < 1e-12, (j["cost_usd"], want)
+PY
+MOCK_ARGS="--max-output 8000"
+script '{"reply": "short", "repeat": true}'
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-small --json hi
+check "an output limit above the model's: lowered to the most the server states, said once" bash -c "
+	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 2 ] && grep -q 'output limit 16384 -> 8000 tokens' '$ERR'"
+unset MOCK_ARGS
+
+# --- usage: cached and reasoning tokens, priced
+script '{"reply": "priced", "cached_tokens": 600000, "reasoning_tokens": 700000, "usage": {"prompt_tokens": 1000000, "completion_tokens": 1000000}}'
+run_egg chat --json --model gpt-5.1 hi
+check "gpt-5.1: reasoning and cached tokens read and priced (cached input at its own price)" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+u = j["usage"]
+assert u["cached_prompt_tokens"] == 600000 and u["reasoning_tokens"] == 700000, u
+want = 0.4 * 1.25 + 0.6 * 0.125 + 1.0 * 10.0
+assert abs(j["cost_usd"] - want) < 1e-9, (j["cost_usd"], want)
+PY
+
+# --- streaming: a long reply against a short stall timeout, and silence
+script '{"reply": "a reply written slowly, token by token, over twelve seconds", "stream_seconds": 12}'
+start=$(date +%s.%N); run_egg chat --model gpt-5.1 --llm-stall-timeout 4 --llm-attempts 1 hi; end=$(date +%s.%N)
+expect_rc 0 "a reply streamed over 12 s completes with --llm-stall-timeout 4"
+check "in one request, not abandoned ($(python3 -c "print(round($end-$start,1))") s)" test "$(mock_requests)" -eq 1
+script '{"fault": "stall", "seconds": 12}'
+start=$(date +%s.%N); run_egg chat --model gpt-5.1 --llm-stall-timeout 4 --llm-attempts 1 hi; end=$(date +%s.%N)
+expect_rc 3 "a server silent for 12 s is abandoned"
+expect_err "stalled: no data for 4 s" "the error says it stalled"
+check "after the stall timeout, not the server's 12 s ($(python3 -c "print(round($end-$start,1))") s)" \
+	python3 -c "import sys; sys.exit(0 if $end - $start < 10 else 1)"
+script '{"reply": "def kernel():\n    pass  # a long reply", "fault": "stream_cut", "repeat": true}'
+run_egg chat --model gpt-5.1 --llm-attempts 2 hi
+expect_rc 3 "a stream cut off every time fails after its attempts"
+expect_err "before the reply was complete \([0-9]+ characters had arrived\)" "the error says how much had arrived"
+script '{"reply": "def kernel():\n    pass", "fault": "stream_cut"}' '{"reply": "complete"}'
+run_egg chat --json --model gpt-5.1 hi
+check "a stream cut off once is retried and completes" test "$(json_get "$OUT" 'j["content"], j["attempts"]')" = "complete 2"
+
+# --- a reply cut by hidden reasoning
+script '{"reply": "", "finish_reason": "length", "reasoning_tokens": 16384, "usage": {"prompt_tokens": 50, "completion_tokens": 16384}}'
+run_egg chat --model gpt-5.1 hi
+expect_rc 1 "a reply cut at the limit is not a success"
+expect_err "^egg: rejected: reply truncated at the output limit of 16384 tokens with no text: 16384 of its 16384 tokens were hidden reasoning" \
+	"it says the limit went to hidden reasoning"
+
+# In a run: the retry asks again with twice the limit, and the task goes on.
+P=$SRC/tests/pipeline
+TASK=$SRC/tests/tasks/bias_relu_scale.py
+printf '%s\n' \
+	'{"match": ["mode: seed"], "reply": "", "finish_reason": "length", "reasoning_tokens": 16384, "usage": {"prompt_tokens": 900, "completion_tokens": 16384}}' \
+	"{\"match\": [\"mode: seed\"], \"reply_file\": \"$P/seed2_rows.py\", \"wrap\": \"python\", \"cached_tokens\": 512}" \
+	>"$TMP/run.jsonl"
+start_mock "$TMP/run.jsonl"
+run_egg optimize --model gpt-5.1 --device cpu --iters 3 --warmup 1 --compile-mode none -q --seeds 1 --no-refine \
+	--no-hw-tune --run-dir "$TMP/run" -o "$TMP/out.py" "$TASK"
+expect_rc 0 "egg optimize --model gpt-5.1 finds the kernel after a reply cut by reasoning"
+check "no refused request, and the retry raised the limit to 32768" python3 - "$MOCK_LOG" <<'PY'
+import json, sys
+bodies = [json.loads(json.loads(l)["body"]) for l in open(sys.argv[1])]
+assert len(bodies) == 2, len(bodies)
+assert [b.get("max_completion_tokens") for b in bodies] == [16384, 32768], bodies
+assert all("temperature" not in b and "max_tokens" not in b for b in bodies)
+PY
+check "the run records why (the reasoning tokens) and the raised limit" python3 - "$TMP/run" <<'PY'
+import json, os, sys
+d = [json.loads(l) for l in open(os.path.join(sys.argv[1], "decisions.jsonl"))]
+cut = [x for x in d if x.get("event") == "malformed_reply"]
+assert len(cut) == 1 and "16384 of its 16384 tokens were hidden reasoning" in cut[0]["why"], cut
+assert cut[0]["retry_max_tokens"] == 32768, cut
+PY
+RUN=$(ls "$EGG_STORE" >/dev/null 2>&1; python3 -c "
+import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT id FROM runs ORDER BY created DESC LIMIT 1').fetchone()[0])" "$EGG_STORE/egg.db")
+run_egg report "$RUN" --json
+check "egg report counts the task's reasoning and cached tokens" python3 - "$OUT" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["tasks"][0]
+assert t["reasoning_tokens"] == 16384 and t["cached_prompt_tokens"] == 512, t
+PY
+run_egg report "$RUN"
+expect_out "per finished task: [0-9]+ prompt \(512 cached\) \+ [0-9]+ completion tokens \(16384 reasoning\)" \
+	"the text report shows them"
+finish

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import torch
 
-CPU_CHUNK, GPU_CHUNK = 1 << 21, 1 << 26  # small enough for caches / few launches
+from .sumlayout import CPU_CHUNK, GPU_CHUNK, ROW
+
 SAMPLES = 64  # elements per output carried in a summary
 SUMS = 7  # the summary's fixed part: sums, counts, numel
-ROW = 256  # elements summed in the output's own dtype before float64 takes over
 # The float32 rows' rounding, relative to the sum of |x|: at most (ROW - 1)
 # units of 2^-24 per row, on each of the two sides compared.
 ROUNDING = 2 * ROW * 2.0 ** -24

@@ -25,7 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .checksums import CPU_CHUNK, ROW
+from .sumlayout import CPU_CHUNK, ROW
 
 ROWS = 32  # rows of ROW elements per program
 # The weight of element i: ((i mod CPU_CHUNK) * 2654435761 mod 2^20) / 2^20 + 0.5.

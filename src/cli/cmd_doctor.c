@@ -209,7 +209,7 @@ static json_t *request_rules(const struct config *cfg)
 	struct llm_rules r;
 	llm_rules_for(cfg, &r);
 	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:b, s:o, s:s}", "family", r.family, "token_field",
-			 !strcmp(cfg->provider, "anthropic") ? "max_tokens" : r.token_field, "max_tokens",
+			 r.token_field, "max_tokens",
 			 (json_int_t)cfg->max_output_tokens, "temperature",
 			 r.temperature >= 0 ? json_real(r.temperature) : json_null(), "reasoning_effort", r.reasoning_effort,
 			 "stream", cfg->stream != 0, "max_output", r.max_output ? json_integer(r.max_output) : json_null(),

@@ -115,4 +115,7 @@ void llm_rules_for(const struct config *cfg, struct llm_rules *out)
 		out->reasoning_effort = cfg->reasoning_effort;
 		add_source(out, "setting reasoning_effort");
 	}
+	/* The Messages API has one output-limit field, whatever a rule says. */
+	if (!strcmp(cfg->provider, "anthropic"))
+		out->token_field = "max_tokens";
 }

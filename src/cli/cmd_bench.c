@@ -6,6 +6,7 @@
 #include "../llm/spool.h"
 #include "../report/report.h"
 #include "../run/discover.h"
+#include "../run/outcome.h"
 #include "../run/run.h"
 #include "../store/store.h"
 #include "../util/err.h"
@@ -86,27 +87,11 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	if (ctx.json && report)
 		cmd_print_json(json_incref(report));
 	{
-		int found, stopped, waiting;
-		run_counts(run, &found, &stopped, &waiting);
-		if (stopped) {
-			/* Not finished: the run is no verdict until a resume finishes it. */
-			err_set(ERR_INFRA, "%d of %d task(s) stopped on an infrastructure failure (first: %s); the others %s; "
-				"resume with 'egg bench --resume %s'", stopped, run_task_count(run), run_first_stop(run),
-				waiting ? "finished or wait for replies" : "finished", run_id(run));
-			code = err_report();
-		} else if (waiting) {
-			json_t *pending = spool_pending(ctx.cfg.llm_spool);
-			err_set(ERR_WAITING, "%d task(s) wait for %zu reply(ies) in %s/pending; write each to %s/replies/KEY.txt "
-				"and run 'egg bench --resume %s'", waiting, json_array_size(pending), ctx.cfg.llm_spool,
-				ctx.cfg.llm_spool, run_id(run));
-			json_decref(pending);
-			code = err_report();
-		} else if (!found) {
-			err_set(ERR_REJECTED, "no task of run %s found a valid kernel", run_id(run));
-			code = err_report();
-		} else {
-			code = EXIT_DONE;
-		}
+		char *subject = xasprintf("run %s", run_id(run)), *resume_cmd = xasprintf("egg bench --resume %s", run_id(run));
+		struct outcome_words words = { "task", subject, resume_cmd, ctx.cfg.llm_spool };
+		code = run_outcome_exit(run, OUTCOME_ANY_FOUND, &words);
+		free(subject);
+		free(resume_cmd);
 	}
 out:
 	run_close(run);

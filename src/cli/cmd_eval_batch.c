@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../report/report.h"
+#include "../run/outcome.h"
 #include "../run/run.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -290,22 +291,11 @@ int cmd_eval_batch(int argc, char **argv)
 			report_print_text(stderr, report);
 	}
 	{
-		int passed = 0, stopped = 0;
-		for (int i = 0; i < run_task_count(run); i++) {
-			const struct task_state *ts = run_task(run, i);
-			passed += ts->status == TASK_DONE && json_is_true(json_object_get(ts->result, "found"));
-			stopped += ts->status == TASK_STOPPED || ts->status == TASK_WAITING;
-		}
-		if (stopped) {
-			err_set(ERR_INFRA, "%d of %d pair(s) were not judged (first: %s); resume with 'egg eval --resume %s'",
-				stopped, run_task_count(run), run_first_stop(run) ?: "interrupted", run_id(run));
-			code = err_report();
-		} else if (passed < run_task_count(run)) {
-			err_set(ERR_REJECTED, "%d of %d pair(s) passed (run %s)", passed, run_task_count(run), run_id(run));
-			code = err_report();
-		} else {
-			code = EXIT_DONE;
-		}
+		char *subject = xasprintf("run %s", run_id(run)), *resume_cmd = xasprintf("egg eval --resume %s", run_id(run));
+		struct outcome_words words = { "pair", subject, resume_cmd, NULL };
+		code = run_outcome_exit(run, OUTCOME_ALL_PASSED, &words);
+		free(subject);
+		free(resume_cmd);
 	}
 out:
 	run_close(run);

@@ -6,6 +6,7 @@
 #include "../llm/spool.h"
 #include "../pipeline/table.h"
 #include "../report/report.h"
+#include "../run/outcome.h"
 #include "../run/run.h"
 #include "../run/whole.h"
 #include "../store/store.h"
@@ -49,6 +50,7 @@ static char *unfinished_run_of(const struct config *cfg, const json_t *config)
 	}
 	json_decref(runs);
 	store_close(s);
+	err_clear();	/* an unreadable store: the new run's own open says so */
 	return id;
 }
 
@@ -80,33 +82,18 @@ static int copy_kernel(json_t *result, const char *key, const char *out)
 	return rc;
 }
 
-/* The exit code of a one-task run, with its one line on stderr. */
-static int task_exit(struct cmd_ctx *ctx, const struct task_state *ts)
+/* The exit code of a one-task run (outcome.h), with its one line on
+ * stderr; a budget that ended the search early is said too. */
+static int task_exit(struct cmd_ctx *ctx, const struct run *run)
 {
-	const json_t *result = ts->result;
-	const char *why = json_string_value(json_object_get(result, "stop_reason"));
-	if (ts->status == TASK_WAITING) {
-		json_t *pending = spool_pending(ctx->cfg.llm_spool);
-		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending; write each reply to %s/replies/KEY.txt "
-			"and run the same command again", json_array_size(pending), ctx->cfg.llm_spool, ctx->cfg.llm_spool);
-		json_decref(pending);
-		return err_report();
-	}
-	if (ts->status == TASK_FAILED) {
-		err_set(ERR_INPUT, "%s", why ?: "bad task");
-		return err_report();
-	}
-	if (ts->status == TASK_STOPPED) {
-		err_set(ERR_INFRA, "%s; run the same command again to go on", why ?: "stopped by an infrastructure failure");
-		return err_report();
-	}
-	if (!json_is_true(json_object_get(result, "found"))) {
-		err_set(ERR_REJECTED, "no valid kernel for '%s'%s%s", ctx->args.v[0], why ? ": " : "", why ? why : "");
-		return err_report();
-	}
-	if (!strcmp(ts->error_kind, "budget") && !ctx->json)
-		fprintf(stderr, "egg: stopped early: %s\n", why ?: "");
-	return EXIT_DONE;
+	const struct task_state *ts = run_task(run, 0);
+	char *subject = xasprintf("'%s'", ctx->args.v[0]);
+	struct outcome_words words = { "task", subject, NULL, ctx->cfg.llm_spool };
+	int code = run_outcome_exit(run, OUTCOME_ONE_TASK, &words);
+	free(subject);
+	if (code == EXIT_DONE && !strcmp(ts->error_kind, "budget") && !ctx->json)
+		fprintf(stderr, "egg: stopped early: %s\n", json_string_value(json_object_get(ts->result, "stop_reason")) ?: "");
+	return code;
 }
 
 static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *output, double min_share,
@@ -142,31 +129,21 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	if (ctx->json)
 		cmd_print_json(json_incref(prog));
 	{
-		int found, stopped, waiting;
-		run_counts(run, &found, &stopped, &waiting);
-		if (stopped) {
-			err_set(ERR_INFRA, "%d subgraph task(s) stopped on an infrastructure failure (first: %s); "
-				"run 'egg optimize %s --split --resume %s' to go on", stopped, run_first_stop(run),
-				ctx->args.v[0], run_id(run));
-			code = err_report();
-		} else if (waiting) {
-			err_set(ERR_WAITING, "%d subgraph task(s) wait for replies in %s/pending; write each to %s/replies/KEY.txt "
-				"and run 'egg optimize %s --split --resume %s'", waiting, ctx->cfg.llm_spool,
-				ctx->cfg.llm_spool, ctx->args.v[0], run_id(run));
-			code = err_report();
-		} else if (!eval_passed(e)) {
+		char *subject = xasprintf("'%s'", ctx->args.v[0]);
+		char *resume_cmd = xasprintf("egg optimize %s --split --resume %s", ctx->args.v[0], run_id(run));
+		struct outcome_words words = { "subgraph task", subject, resume_cmd, ctx->cfg.llm_spool };
+		struct run_outcome o;
+		run_outcome_of(run, &o);
+		if (run_outcome_finished(&o) && !eval_passed(e)) {
 			/* Even the program without kernels failed: egg's own split is wrong. */
 			err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition "
 				"is wrong for it; please report it", json_string_value(json_object_get(e, "reason")) ?: "?");
 			code = err_report();
-		} else if (!found) {
-			err_set(ERR_REJECTED, "no subgraph of '%s' found a valid kernel", ctx->args.v[0]);
-			code = err_report();
-		} else {
-			if (!ctx->json)
-				printf("%s\n", json_string_value(json_object_get(prog, "composed")));
-			code = EXIT_DONE;
+		} else if ((code = run_outcome_exit(run, OUTCOME_ANY_FOUND, &words)) == EXIT_DONE && !ctx->json) {
+			printf("%s\n", json_string_value(json_object_get(prog, "composed")));
 		}
+		free(subject);
+		free(resume_cmd);
 	}
 out:
 	json_decref(prog);
@@ -290,11 +267,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 				     eager && !json_is_null(eager) ? result : NULL, json_object_get(result, "stages"));
 		pipeline_print_time(stderr, json_object_get(result, "time"));
 	}
+	code = task_exit(&ctx, run);
 	if (ctx.json)
 		cmd_print_json(json_incref(result));
-	else if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")))
+	else if (code == EXIT_DONE)
 		printf("%s\n", json_string_value(json_object_get(result, "final_kernel")));
-	code = task_exit(&ctx, ts);
 out:
 	run_close(run);
 	json_decref(config);

@@ -32,7 +32,10 @@ int cmd_report(const struct command *self, int argc, char **argv)
 	}
 	run_id = ctx.args.v[0];
 	if (!strcmp(run_id, "latest")) {
-		runs = store_runs(s);
+		if (!(runs = store_runs(s))) {
+			code = err_report();
+			goto out;
+		}
 		run_id = json_string_value(json_object_get(json_array_get(runs, 0), "id"));
 		if (!run_id) {
 			code = err_usage("the store '%s' holds no run", ctx.cfg.store);

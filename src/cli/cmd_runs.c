@@ -19,7 +19,10 @@ int cmd_runs(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
-	runs = store_runs(s);
+	if (!(runs = store_runs(s))) {
+		code = err_report();
+		goto out;
+	}
 	if (ctx.json) {
 		cmd_print_json(json_pack("{s:O}", "runs", runs));
 	} else {

@@ -93,7 +93,12 @@ static json_t *run_kernels(const char *store_dir, const char *run, const char *d
 		free(abs_dir);
 		return NULL;
 	}
-	tasks = store_tasks(s, run);
+	if (!(tasks = store_tasks(s, run))) {
+		store_close(s);
+		json_decref(out);
+		free(abs_dir);
+		return NULL;
+	}
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
 		const char *file = json_string_value(json_object_get(sg, "file"));
 		char *want = file ? fs_join(abs_dir, file) : NULL;

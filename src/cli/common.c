@@ -104,6 +104,8 @@ int cmd_resumed_args(int argc, char **argv, struct strvec *all)
 				store_close(store);
 			}
 			config_free(&tmp);
+			if (!stored && err_kind() == ERR_INFRA)
+				return err_report();
 			if (!stored) {
 				err_clear();
 				return err_usage("no run '%s' to resume in the store", argv[i + 1]);

@@ -46,6 +46,15 @@ const char *fmt_figure(const char *fmt, double v, char *out)
 	return out;
 }
 
+const char *fmt_words(const char *name, char *out, size_t n)
+{
+	snprintf(out, n, "%s", name);
+	for (char *c = out; *c; c++)
+		if (*c == '_')
+			*c = ' ';
+	return out;
+}
+
 /* "42%" for a rate, or "-" when there is none (no finished task). `out`
  * holds 16 bytes. */
 const char *fmt_rate(double v, char *out)

@@ -15,6 +15,8 @@ const char *fmt_pct(double v, char *out, size_t len);
 const char *fmt_ratio(double v, char *out);
 /* One figure in `fmt`, or "-"; `out` holds 16 bytes. */
 const char *fmt_figure(const char *fmt, double v, char *out);
+/* A stable name read as words ("no_kernel": "no kernel") into `out` (n bytes). */
+const char *fmt_words(const char *name, char *out, size_t n);
 /* "42%" for a rate, or "-" (no finished task); `out` holds 16 bytes. */
 const char *fmt_rate(double v, char *out);
 /* The run's setup as one line ("model M; devices D...; timing"). Owned. */

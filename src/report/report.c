@@ -225,11 +225,12 @@ json_t *report_compute(struct store *s, const char *run_id)
 {
 	json_t *run = store_run_get(s, run_id), *tasks, *rows, *groups, *t, *out;
 	size_t i;
-	if (!run) {
-		err_set(ERR_INPUT, "no run '%s' in the store", run_id);
+	if (!run)
+		return NULL;
+	if (!(tasks = store_tasks(s, run_id))) {
+		json_decref(run);
 		return NULL;
 	}
-	tasks = store_tasks(s, run_id);
 	rows = json_array();
 	groups = json_object();
 	json_array_foreach(tasks, i, t) {
@@ -346,6 +347,8 @@ void report_print_text(FILE *f, const json_t *rep)
 	size_t i;
 	fprintf(f, "run %s (%s, %s)\n", json_string_value(json_object_get(run, "id")),
 		json_string_value(json_object_get(run, "command")), json_string_value(json_object_get(run, "status")));
+	if (json_string_value(json_object_get(run, "stop_reason")))
+		fprintf(f, "run stopped: %s\n", json_string_value(json_object_get(run, "stop_reason")));
 	{
 		char *setup = fmt_setup_line(rep);
 		fprintf(f, "%s\n", setup);
@@ -454,8 +457,9 @@ void report_print_program(FILE *f, const json_t *prog)
 	fprintf(f, "  %-40s %6s %10s %10s %9s %6s  %s\n", "subgraph", "share", "eager ms", "kernel ms", "vs eager", "%SOL",
 		"outcome");
 	json_array_foreach(json_object_get(prog, "subgraphs"), i, sg) {
-		const char *status = json_string_value(json_object_get(sg, "status")) ?: "?";
 		const char *why = json_string_value(json_object_get(sg, "why"));
+		char status[40];
+		fmt_words(json_string_value(json_object_get(sg, "status")) ?: "?", status, sizeof(status));
 		fprintf(f, "  %-40.40s %6s %10s %10s %9s %6s  %s%s%s%s\n", json_string_value(json_object_get(sg, "name")) ?: "?",
 			fmt_figure("%.1f%%", 100 * json_num(sg, "share"), b[0]), fmt_figure("%.4f", json_num(sg, "eager_ms"), b[1]),
 			fmt_figure("%.4f", json_num(sg, "kernel_ms"), b[2]), fmt_figure("%.2fx", json_num(sg, "speedup_eager"), b[3]),

@@ -153,7 +153,10 @@ static void html_program(struct buf *b, const json_t *prog)
 			 fmt_figure("%.1f%%", 100 * json_num(sg, "share"), t[0]), fmt_figure("%.4f", json_num(sg, "eager_ms"), t[1]),
 			 fmt_figure("%.4f", json_num(sg, "kernel_ms"), t[2]), fmt_figure("%.2fx", json_num(sg, "speedup_eager"), t[3]),
 			 fmt_figure("%.1f%%", json_num(sg, "sol_pct"), t[4]), used ? "ok" : "fail");
-		html_text(b, json_string_value(json_object_get(sg, "status")));
+		{
+			char status[40];
+			html_text(b, fmt_words(json_string_value(json_object_get(sg, "status")) ?: "?", status, sizeof(status)));
+		}
 		if (used)
 			buf_adds(b, " (in the program)");
 		if (json_string_value(json_object_get(sg, "why"))) {

@@ -17,6 +17,7 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/timeutil.h"
+#include "outcome.h"
 
 struct run {
 	struct run_shared shared;
@@ -29,6 +30,7 @@ struct run {
 	int ntasks;
 	int resumed;
 	json_t *known;		/* a resumed run's tasks, from the store */
+	char *stop_reason;	/* why the run stopped though no task did (run_mark_stopped), or NULL */
 	/* execution */
 	int next;		/* next task to start */
 	int quiet;
@@ -119,8 +121,11 @@ struct run *run_resume(const struct config *cfg, const struct run_opts *o, const
 	if (!r)
 		return NULL;
 	r->resumed = r->shared.resumed = 1;
-	r->known = store_tasks(r->shared.store, id);
-	store_run_set_status(r->shared.store, id, "running");
+	if (!(r->known = store_tasks(r->shared.store, id)) ||
+	    store_run_set_status(r->shared.store, id, "running", NULL) < 0) {
+		run_close(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -323,7 +328,7 @@ static void write_device_use(struct run *r)
 void run_execute(struct run *r, int jobs, enum run_progress progress)
 {
 	pthread_t *threads, board;
-	int waiting = 0, stopped = 0;
+	struct run_outcome o;
 	if (jobs <= 0)
 		jobs = 2 * (int)r->devices.n;
 	r->shared.print_progress = progress == RUN_EVENTS;
@@ -346,12 +351,29 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 		pthread_join(board, NULL);
 	free(threads);
 	write_device_use(r);
-	for (int i = 0; i < r->ntasks; i++) {
-		waiting += r->tasks[i].status == TASK_WAITING;
-		stopped += r->tasks[i].status == TASK_STOPPED;
+	run_outcome_of(r, &o);
+	if (store_run_set_status(r->shared.store, r->id, run_outcome_status(&o), NULL) < 0) {
+		char *why = xasprintf("the run store could not record the end of run %s: %s", r->id, err_msg());
+		err_clear();
+		run_mark_stopped(r, why);
+		free(why);
 	}
-	store_run_set_status(r->shared.store, r->id, stopped ? "stopped" : waiting ? "waiting" : "done");
+}
+
+void run_mark_stopped(struct run *r, const char *why)
+{
+	if (!r->stop_reason)
+		r->stop_reason = xstrdup(why);
+	/* Once more, as stopped and why: a store that refused a write may take
+	 * the next (a lock freed, a page freed); when it does not, the run stays
+	 * "running" there, unfinished, and a resume finishes it. */
+	store_run_set_status(r->shared.store, r->id, "stopped", r->stop_reason);
 	err_clear();
+}
+
+const char *run_stop_reason(const struct run *r)
+{
+	return r->stop_reason;
 }
 
 struct run_shared *run_shared(struct run *r)
@@ -387,24 +409,6 @@ json_t *run_report(struct run *r)
 	return rep;
 }
 
-void run_counts(const struct run *r, int *found, int *stopped, int *waiting)
-{
-	*found = *stopped = *waiting = 0;
-	for (int i = 0; i < r->ntasks; i++) {
-		*found += json_is_true(json_object_get(r->tasks[i].result, "found"));
-		*stopped += r->tasks[i].status == TASK_STOPPED;
-		*waiting += r->tasks[i].status == TASK_WAITING;
-	}
-}
-
-const char *run_first_stop(const struct run *r)
-{
-	for (int i = 0; i < r->ntasks; i++)
-		if (r->tasks[i].status == TASK_STOPPED)
-			return json_string_value(json_object_get(r->tasks[i].result, "stop_reason")) ?: "no reason recorded";
-	return NULL;
-}
-
 void run_close(struct run *r)
 {
 	if (!r)
@@ -423,6 +427,7 @@ void run_close(struct run *r)
 	store_close(r->shared.store);
 	llm_free(r->shared.llm);
 	json_decref(r->known);
+	free(r->stop_reason);
 	pthread_mutex_destroy(&r->shared.mu);
 	pthread_mutex_destroy(&r->queue_mu);
 	pthread_mutex_destroy(&r->budget.lock);

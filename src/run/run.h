@@ -59,20 +59,24 @@ int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir
  * kernels[i], each pair a task of its own, named TASKID__KERNELSTEM. */
 int run_add_pairs(struct run *r, const struct strvec *tasks, const struct strvec *kernels);
 /* Runs every unfinished task, `jobs` at once (0: 2 per device), and sets
- * the run's status: "done", "waiting" (a task waits for a reply) or
- * "stopped" (an infrastructure failure stopped a task; a resume finishes it).
- * Task failures are the tasks' statuses, never this function's. */
+ * the run's status from its outcome (outcome.h): "done", "waiting" (a task
+ * waits for a reply) or "stopped" (an infrastructure failure stopped a
+ * task, or the store refused the run's status: run_stop_reason; a resume
+ * finishes it). Task failures are the tasks' statuses, never this
+ * function's; the exit code is run_outcome_exit's. */
 void run_execute(struct run *r, int jobs, enum run_progress progress);
+/* The run stopped for `why` though its tasks did not (a record of the run
+ * could not be written): the store says so (status "stopped" and the
+ * reason) when it takes the write, and run_outcome_exit exits 3. */
+void run_mark_stopped(struct run *r, const char *why);
+/* Why the run stopped though no task did, or NULL (borrowed). */
+const char *run_stop_reason(const struct run *r);
 
 const char *run_id(const struct run *r);
 int run_task_count(const struct run *r);
 const struct task_state *run_task(const struct run *r, int i);
 /* The report of the run (report_compute); owned, or NULL with the error. */
 json_t *run_report(struct run *r);
-/* Counts over the tasks: found a kernel, stopped on infrastructure, waiting. */
-void run_counts(const struct run *r, int *found, int *stopped, int *waiting);
-/* Why the first stopped task stopped (borrowed), or NULL when none did. */
-const char *run_first_stop(const struct run *r);
 void run_close(struct run *r);
 
 /* What the run's tasks share (its pool, cache, store, settings), for work

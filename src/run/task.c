@@ -98,6 +98,15 @@ static void progress(void *ctx, const char *stage, const char *text)
 		fprintf(stderr, "egg: [%s] %s\n", stage, text);
 }
 
+static json_t *failure(const char *task, const char *why);
+
+/*
+ * The task's end: its state and summary, then the store's row. When the
+ * store refuses that row the task did not finish, whatever its pipeline
+ * found: it is stopped (exit 3, a resume runs it again) with why, and the
+ * stop is written in place of the summary when the store takes a smaller
+ * write.
+ */
 static void finish(struct run_shared *rc, struct task_state *ts, enum task_status status, const char *kind,
 		   json_t *result)
 {
@@ -117,8 +126,24 @@ static void finish(struct run_shared *rc, struct task_state *ts, enum task_statu
 	ts->finished = 1;
 	ts->ended = time_mono_ms();
 	pthread_mutex_unlock(&rc->mu);
-	if (rc->store)
-		store_task_finish(rc->store, rc->run_id, ts->task_id, status, result);
+	if (rc->store && store_task_finish(rc->store, rc->run_id, ts->task_id, status, result) < 0) {
+		char *why = xasprintf("stopped: the run store could not record the task's end (%s): %s",
+				      task_status_name(status), err_msg());
+		json_t *stop = failure(ts->path, why);
+		err_clear();
+		json_object_set(stop, "run_dir", json_object_get(result, "run_dir"));
+		json_object_set_new(stop, "status", json_string("stopped"));
+		json_object_set_new(stop, "error_kind", json_string("infra"));
+		json_object_set_new(stop, "infra_error", json_true());
+		pthread_mutex_lock(&rc->mu);
+		ts->status = TASK_STOPPED;
+		snprintf(ts->error_kind, sizeof(ts->error_kind), "infra");
+		json_decref(ts->result);
+		ts->result = stop;
+		pthread_mutex_unlock(&rc->mu);
+		store_task_finish(rc->store, rc->run_id, ts->task_id, TASK_STOPPED, stop);
+		free(why);
+	}
 	err_clear();
 }
 

@@ -10,11 +10,13 @@
 
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "../util/fault.h"
 #include "../util/fs.h"
 #include "../util/timeutil.h"
 
 struct store {
 	sqlite3 *db;
+	char *path;		/* DIR/egg.db, for messages */
 	pthread_mutex_t lock;
 };
 
@@ -43,6 +45,9 @@ static const char *const migrations[] = {
 	"  WHERE status = 'failed' AND json_extract(result, '$.error_kind') = 'infra';"
 	"UPDATE runs SET status = 'stopped' WHERE status = 'done'"
 	"  AND id IN (SELECT run_id FROM tasks WHERE status = 'stopped');",
+	/* 3: why a run stopped when none of its tasks did (its own end, or its
+	 * program's record, could not be written). */
+	"ALTER TABLE runs ADD COLUMN stop_reason TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -71,19 +76,54 @@ int task_status_judged(enum task_status st)
 
 static int fail(struct store *s, const char *what)
 {
-	err_set(ERR_INFRA, "store: %s: %s", what, sqlite3_errmsg(s->db));
+	err_set(ERR_INFRA, "store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
 	return -1;
+}
+
+/* A read that failed: NULL with the error (`out`, the rows so far, freed). */
+static json_t *read_failed(struct store *s, const char *what, json_t *out)
+{
+	fail(s, what);
+	json_decref(out);
+	return NULL;
+}
+
+/* A write refused at the fault point `name` (fault.h), as SQLite refuses on a full disk. */
+static int faulted(struct store *s, const char *name)
+{
+	if (!fault_hit(name))
+		return 0;
+	err_set(ERR_INFRA, "store '%s': %s: database or disk is full (fault point EGG_FAULT=%s)", s->path, name, name);
+	return 1;
 }
 
 static int exec(struct store *s, const char *sql)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		err_set(ERR_INFRA, "store: %s", msg ? msg : "error");
+		err_set(ERR_INFRA, "store '%s': %s", s->path, msg ? msg : "error");
 		sqlite3_free(msg);
 		return -1;
 	}
 	return 0;
+}
+
+/* Ends a transaction: COMMIT, or ROLLBACK when `rc` (the work's result)
+ * failed or the COMMIT itself does (a full disk, a lock not granted in
+ * time). Returns 0, or -1 with the error: a transaction that did not land
+ * never reports success. */
+static int end_transaction(struct store *s, int rc)
+{
+	if (!rc && !faulted(s, "commit") && exec(s, "COMMIT") == 0)
+		return 0;
+	if (sqlite3_get_autocommit(s->db) == 0) {
+		char *keep = xstrdup(err_msg());
+		enum err_kind kind = err_kind();
+		exec(s, "ROLLBACK");
+		err_set(kind, "%s", keep);
+		free(keep);
+	}
+	return -1;
 }
 
 int store_schema_version(struct store *s)
@@ -116,13 +156,10 @@ static int migrate(struct store *s)
 			break;
 		}
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
-		if (exec(s, migrations[v]) < 0 || exec(s, pragma) < 0) {
-			exec(s, "ROLLBACK");
+		if (end_transaction(s, exec(s, migrations[v]) < 0 || exec(s, pragma) < 0 ? -1 : 0) < 0) {
 			err_prefix("store: migration %d failed", v + 1);
 			return -1;
 		}
-		if (exec(s, "COMMIT") < 0)
-			return -1;
 		v++;
 	}
 	return 0;
@@ -137,6 +174,7 @@ struct store *store_open(const char *dir)
 	s = xcalloc(1, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
 	path = fs_join(dir, "egg.db");
+	s->path = xstrdup(path);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK) {
 		err_set(ERR_INFRA, "cannot open the store '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -174,6 +212,7 @@ bad:
 	free(path);
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->lock);
+	free(s->path);
 	free(s);
 	return NULL;
 }
@@ -184,7 +223,13 @@ void store_close(struct store *s)
 		return;
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->lock);
+	free(s->path);
 	free(s);
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
 }
 
 /* ---- a tiny statement helper: "s" text, "i" int64, "d" double, "j" JSON (serialised), "n" null ---- */
@@ -244,12 +289,14 @@ int store_run_create(struct store *s, const char *run_id, const char *command, j
 				  "sssj", run_id, now, command, config));
 }
 
-int store_run_set_status(struct store *s, const char *run_id, const char *status)
+int store_run_set_status(struct store *s, const char *run_id, const char *status, const char *stop_reason)
 {
 	char now[32];
 	time_iso8601(now, sizeof(now));
-	return LOCKED(s, run_stmt(s, "UPDATE runs SET status = ?, finished = ? WHERE id = ?", "sss", status,
-				  strcmp(status, "running") ? now : NULL, run_id));
+	if (strcmp(status, "running") && faulted(s, "run_status"))
+		return -1;
+	return LOCKED(s, run_stmt(s, "UPDATE runs SET status = ?, finished = ?, stop_reason = ? WHERE id = ?", "ssss",
+				  status, strcmp(status, "running") ? now : NULL, stop_reason, run_id));
 }
 
 static json_t *column_json(sqlite3_stmt *st, int col)
@@ -269,14 +316,19 @@ json_t *store_run_get(struct store *s, const char *run_id)
 {
 	sqlite3_stmt *st;
 	json_t *out = NULL;
-	if (sqlite3_prepare_v2(s->db, "SELECT id, created, command, status, config, finished FROM runs WHERE id = ?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return NULL;
+	int rc;
+	if (sqlite3_prepare_v2(s->db, "SELECT id, created, command, status, config, finished, stop_reason FROM runs"
+				      " WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return read_failed(s, "cannot read its runs", NULL);
 	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		out = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_text(st, 0), "created", column_text(st, 1),
-				"command", column_text(st, 2), "status", column_text(st, 3), "config", column_json(st, 4),
-				"finished", column_text(st, 5));
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		out = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_text(st, 0), "created",
+				column_text(st, 1), "command", column_text(st, 2), "status", column_text(st, 3), "config",
+				column_json(st, 4), "finished", column_text(st, 5), "stop_reason", column_text(st, 6));
+	else if (rc != SQLITE_DONE)
+		out = read_failed(s, "cannot read its runs", NULL);
+	else
+		err_set(ERR_INPUT, "no run '%s' in the store '%s'", run_id, s->path);
 	sqlite3_finalize(st);
 	return out;
 }
@@ -294,9 +346,10 @@ json_t *store_runs(struct store *s)
 		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'waiting'),"
 		"  (SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'stopped')"
 		" FROM runs r ORDER BY r.created DESC, r.id DESC";
+	int rc;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+		return read_failed(s, "cannot read its runs", out);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:I}", "id", column_text(st, 0),
 						     "created", column_text(st, 1), "command", column_text(st, 2),
 						     "status", column_text(st, 3),
@@ -309,7 +362,7 @@ json_t *store_runs(struct store *s)
 				    json_integer(sqlite3_column_int64(st, 9)));
 	}
 	sqlite3_finalize(st);
-	return out;
+	return rc == SQLITE_DONE ? out : read_failed(s, "cannot read its runs", out);
 }
 
 int store_task_add(struct store *s, const char *run_id, const char *task_id, const char *path,
@@ -337,7 +390,7 @@ int store_task_begin(struct store *s, const char *run_id, const char *task_id)
 	if (!rc)
 		rc = run_stmt(s, "UPDATE tasks SET status = 'running', result = NULL, started = ?, finished = NULL"
 				 " WHERE run_id = ? AND task_id = ?", "dss", time_wall_s(), run_id, task_id);
-	exec(s, rc ? "ROLLBACK" : "COMMIT");
+	rc = end_transaction(s, rc);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -345,6 +398,8 @@ int store_task_begin(struct store *s, const char *run_id, const char *task_id)
 int store_task_finish(struct store *s, const char *run_id, const char *task_id, enum task_status status,
 		      json_t *result)
 {
+	if (faulted(s, "task_finish"))
+		return -1;
 	return LOCKED(s, run_stmt(s, "UPDATE tasks SET status = ?, result = ?, finished = ? WHERE run_id = ? AND task_id = ?",
 				  "sjdss", task_status_name(status), result, time_wall_s(), run_id, task_id));
 }
@@ -353,11 +408,12 @@ json_t *store_tasks(struct store *s, const char *run_id)
 {
 	sqlite3_stmt *st;
 	json_t *out = json_array();
+	int rc;
 	if (sqlite3_prepare_v2(s->db, "SELECT task_id, path, grp, status, result, started, finished FROM tasks"
 				      " WHERE run_id = ? ORDER BY ord", -1, &st, NULL) != SQLITE_OK)
-		return out;
+		return read_failed(s, "cannot read its tasks", out);
 	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_t *t = json_pack("{s:o, s:o, s:o, s:o, s:o}", "task_id", column_text(st, 0), "path", column_text(st, 1),
 				      "group", column_text(st, 2), "status", column_text(st, 3), "result", column_json(st, 4));
 		json_object_set_new(t, "started", sqlite3_column_type(st, 5) == SQLITE_NULL ? json_null()
@@ -367,7 +423,7 @@ json_t *store_tasks(struct store *s, const char *run_id)
 		json_array_append_new(out, t);
 	}
 	sqlite3_finalize(st);
-	return out;
+	return rc == SQLITE_DONE ? out : read_failed(s, "cannot read its tasks", out);
 }
 
 static long long next_seq(struct store *s, const char *table, const char *run_id, const char *task_id)
@@ -478,12 +534,13 @@ json_t *store_rows(struct store *s, const char *run_id, const char *task_id, con
 		sql = "SELECT data FROM profiles WHERE run_id = ? AND task_id = ? ORDER BY seq";
 	else
 		sql = "SELECT eval FROM candidates WHERE run_id = ? AND task_id = ? ORDER BY seq";
+	int rc;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return out;
+		return read_failed(s, "cannot read a task's rows", out);
 	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, task_id, -1, SQLITE_TRANSIENT);
-	while (sqlite3_step(st) == SQLITE_ROW)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(out, column_json(st, 0));
 	sqlite3_finalize(st);
-	return out;
+	return rc == SQLITE_DONE ? out : read_failed(s, "cannot read a task's rows", out);
 }

@@ -11,7 +11,7 @@
  */
 struct store;
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* A task's state: the tasks table's status column, and the reports'. */
 enum task_status {
@@ -30,19 +30,31 @@ enum task_status task_status_of(const char *name);
  * waiting or stopped task is not finished and counts in no rate. */
 int task_status_judged(enum task_status st);
 
+/*
+ * Errors. Every write returns 0 or -1 with ERR_INFRA (a transaction whose
+ * COMMIT fails is rolled back and fails); every read returns NULL with
+ * ERR_INFRA when the store cannot be read (a corrupted file, an I/O error),
+ * never an empty result. Messages name the store's file.
+ */
+
 /* Opens (creating and migrating) DIR/egg.db. NULL with ERR_INFRA. */
 struct store *store_open(const char *dir);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
+/* DIR/egg.db (borrowed). */
+const char *store_path(const struct store *s);
 
 /* Runs */
 int store_run_create(struct store *s, const char *run_id, const char *command, json_t *config);
-int store_run_set_status(struct store *s, const char *run_id, const char *status);
-/* {id, created, command, status, config, finished} or NULL when unknown. */
+/* A run's status, and why it stopped when no task says so (`stop_reason`, or NULL). */
+int store_run_set_status(struct store *s, const char *run_id, const char *status, const char *stop_reason);
+/* {id, created, command, status, config, finished, stop_reason}; NULL with ERR_INPUT ("no run
+ * 'ID' in the store 'PATH'") when unknown, ERR_INFRA when unreadable. */
 json_t *store_run_get(struct store *s, const char *run_id);
 /* All runs, newest first: [{id, created, command, status, tasks, done, failed, waiting, stopped,
  * cost_usd}]. A run's status: running, done, waiting (a task waits for a reply) or stopped (a task
- * stopped on an infrastructure failure; resuming finishes it). */
+ * stopped on an infrastructure failure, or the run's own record could not be written; resuming
+ * finishes it). NULL with ERR_INFRA when unreadable. */
 json_t *store_runs(struct store *s);
 
 /* Tasks of a run */
@@ -53,7 +65,7 @@ int store_task_add(struct store *s, const char *run_id, const char *task_id, con
 int store_task_begin(struct store *s, const char *run_id, const char *task_id);
 int store_task_finish(struct store *s, const char *run_id, const char *task_id, enum task_status status,
 		      json_t *result);
-/* [{task_id, path, group, status, result, started, finished}] in insertion order. */
+/* [{task_id, path, group, status, result, started, finished}] in insertion order; NULL with ERR_INFRA. */
 json_t *store_tasks(struct store *s, const char *run_id);
 
 /* What a task's pipeline produced */
@@ -64,7 +76,8 @@ int store_add_profile(struct store *s, const char *run_id, const char *task_id, 
 		      json_t *profile);
 int store_add_decision(struct store *s, const char *run_id, const char *task_id, json_t *decision);
 int store_add_step(struct store *s, const char *run_id, const char *task_id, json_t *step);
-/* Rows of one kind for a task, in order: "steps", "decisions", "calls", "candidates", "profiles". */
+/* Rows of one kind for a task, in order: "steps", "decisions", "calls", "candidates", "profiles";
+ * NULL with ERR_INFRA. */
 json_t *store_rows(struct store *s, const char *run_id, const char *task_id, const char *kind);
 
 #endif

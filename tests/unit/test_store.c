@@ -9,6 +9,7 @@
 #include "../../src/store/record.h"
 #include "../../src/store/store.h"
 #include "../../src/util/err.h"
+#include "../../src/util/fault.h"
 #include "../../src/util/fs.h"
 #include "unit.h"
 
@@ -36,19 +37,20 @@ static void migrations(void)
 	struct store *s = store_open(dir);
 	json_t *cfg = json_object(), *run;
 
-	CHECK(s && store_schema_version(s) == 2, "a new store is migrated to the current schema (version 2)");
+	CHECK(s && store_schema_version(s) == STORE_SCHEMA_VERSION, "a new store is migrated to the current schema (version %d)",
+	      STORE_SCHEMA_VERSION);
 	CHECK(s && store_run_create(s, "r1", "bench", cfg) == 0, "a run can be written");
 	store_close(s);
 	s = store_open(dir);
 	run = s ? store_run_get(s, "r1") : NULL;
-	CHECK(s && store_schema_version(s) == 2 && run, "reopening migrates nothing again and keeps the rows");
+	CHECK(s && store_schema_version(s) == STORE_SCHEMA_VERSION && run, "reopening migrates nothing again and keeps the rows");
 	json_decref(run);
 	store_close(s);
 
 	CHECK(raw_sql(dir, "PRAGMA user_version = 7") == 0, "(a newer egg's store is simulated)");
 	err_clear();
 	s = store_open(dir);
-	CHECK(!s && err_kind() == ERR_INFRA && strstr(err_msg(), "schema version 7 is newer than this egg knows (2)"),
+	CHECK(!s && err_kind() == ERR_INFRA && strstr(err_msg(), "schema version 7 is newer than this egg knows (3)"),
 	      "a store of a newer schema is refused, saying both versions: %s", err_msg());
 	store_close(s);
 	fs_remove_tree(dir);
@@ -65,7 +67,7 @@ static void migrations(void)
 	CHECK(raw_sql(dir, "DROP TABLE steps") == 0, "(the obstacle is removed)");
 	err_clear();
 	s = store_open(dir);
-	CHECK(s && store_schema_version(s) == 2, "nothing of the failed migration stayed: it runs again and succeeds");
+	CHECK(s && store_schema_version(s) == STORE_SCHEMA_VERSION, "nothing of the failed migration stayed: it runs again and succeeds");
 	store_close(s);
 	fs_remove_tree(dir);
 	free(dir);
@@ -81,13 +83,14 @@ static void migrations(void)
 	CHECK(raw_sql(dir, "UPDATE tasks SET status = 'failed', result = '{\"status\": \"failed\", \"error_kind\": "
 			   "\"infra\"}' WHERE task_id = 't1'; UPDATE tasks SET status = 'failed', result = "
 			   "'{\"status\": \"failed\", \"error_kind\": \"input\"}' WHERE task_id = 't2';"
-			   "UPDATE runs SET status = 'done'; PRAGMA user_version = 1") == 0,
+			   "UPDATE runs SET status = 'done'; ALTER TABLE runs DROP COLUMN stop_reason;"
+			   "PRAGMA user_version = 1") == 0,
 	      "(a version-1 store with an infrastructure failure and a bad task is prepared)");
 	s = store_open(dir);
 	{
 		json_t *tasks = s ? store_tasks(s, "old") : NULL, *r = s ? store_run_get(s, "old") : NULL;
 		const json_t *t1 = json_array_get(tasks, 0), *t2 = json_array_get(tasks, 1);
-		CHECK(s && store_schema_version(s) == 2 &&
+		CHECK(s && store_schema_version(s) == STORE_SCHEMA_VERSION &&
 		      !strcmp(json_string_value(json_object_get(t1, "status")) ?: "", "stopped") &&
 		      !strcmp(json_string_value(json_object_get(json_object_get(t1, "result"), "status")) ?: "", "stopped") &&
 		      !strcmp(json_string_value(json_object_get(t2, "status")) ?: "", "failed") &&
@@ -99,6 +102,61 @@ static void migrations(void)
 	}
 	store_close(s);
 	fs_remove_tree(dir);
+	free(dir);
+	json_decref(cfg);
+}
+
+/* Writes that fail say so (a failing COMMIT included, rolled back), and so
+ * do reads of a store that cannot be read: never an empty result. */
+static void failures(void)
+{
+	char *dir = temp_dir(), *path;
+	struct store *s = store_open(dir);
+	json_t *cfg = json_object(), *got;
+	FILE *f;
+	store_run_create(s, "r", "bench", cfg);
+	store_task_add(s, "r", "t", "t.py", "g", "h");
+	fault_arm("commit");
+	err_clear();
+	CHECK(store_task_begin(s, "r", "t") < 0 && err_kind() == ERR_INFRA && strstr(err_msg(), "egg.db"),
+	      "a COMMIT that fails fails the write, naming the store: %s", err_msg());
+	got = store_tasks(s, "r");
+	CHECK(got && !strcmp(json_string_value(json_object_get(json_array_get(got, 0), "status")) ?: "", "pending"),
+	      "and it was rolled back: the task is still pending");
+	json_decref(got);
+	CHECK(store_task_begin(s, "r", "t") == 0, "the next COMMIT lands (the fault was armed once)");
+	fault_arm("task_finish,run_status");
+	CHECK(store_task_finish(s, "r", "t", TASK_DONE, cfg) < 0 && err_kind() == ERR_INFRA,
+	      "a task's final write that fails returns -1: %s", err_msg());
+	CHECK(store_run_set_status(s, "r", "done", NULL) < 0 && err_kind() == ERR_INFRA,
+	      "so does the run's status: %s", err_msg());
+	fault_arm(NULL);
+	err_clear();
+	got = store_run_get(s, "nope");
+	CHECK(!got && err_kind() == ERR_INPUT && strstr(err_msg(), "no run 'nope'"), "an unknown run is ERR_INPUT: %s",
+	      err_msg());
+	store_close(s);
+	/* Every page after the first overwritten: the schema still reads, the rows do not. */
+	path = fs_join(dir, "egg.db");
+	f = fopen(path, "r+b");
+	if (f) {
+		char junk[4096];
+		memset(junk, 0x5a, sizeof(junk));
+		fseek(f, 4096, SEEK_SET);
+		for (int i = 0; i < 8; i++)
+			fwrite(junk, 1, sizeof(junk), f);
+		fclose(f);
+	}
+	unlink(fs_join(dir, "egg.db-wal"));
+	err_clear();
+	s = store_open(dir);
+	got = s ? store_runs(s) : NULL;
+	CHECK(!got && err_kind() == ERR_INFRA && strstr(err_msg(), "egg.db"),
+	      "a corrupted store's runs are an error naming it, never an empty list: %s", err_msg());
+	json_decref(got);
+	store_close(s);
+	fs_remove_tree(dir);
+	free(path);
 	free(dir);
 	json_decref(cfg);
 }
@@ -250,6 +308,7 @@ static void recorder_keeps_the_store_error(void)
 void suite_store(void)
 {
 	migrations();
+	failures();
 	report_metrics();
 	recorder_keeps_the_store_error();
 }

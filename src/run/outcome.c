@@ -1,0 +1,116 @@
+/* outcome.c: a run's tasks counted once; the run's status and exit code made from those counts. */
+#include "outcome.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../llm/spool.h"
+#include "../util/err.h"
+
+void run_outcome_of(const struct run *r, struct run_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->tasks = run_task_count(r);
+	o->run_stop = run_stop_reason(r);
+	for (int i = 0; i < o->tasks; i++) {
+		const struct task_state *ts = run_task(r, i);
+		switch (ts->status) {
+		case TASK_STOPPED:
+			if (!o->stopped++)
+				o->first_stop = json_string_value(json_object_get(ts->result, "stop_reason"))
+							?: "no reason recorded";
+			break;
+		case TASK_WAITING:
+			o->waiting++;
+			break;
+		case TASK_FAILED:
+			o->failed++;
+			break;
+		case TASK_DONE:
+			o->found += json_is_true(json_object_get(ts->result, "found"));
+			break;
+		default:
+			/* Pending or running after the run: interrupted, as good as stopped. */
+			if (!o->stopped++)
+				o->first_stop = "interrupted before it finished";
+		}
+	}
+}
+
+const char *run_outcome_status(const struct run_outcome *o)
+{
+	return o->stopped || o->run_stop ? "stopped" : o->waiting ? "waiting" : "done";
+}
+
+int run_outcome_finished(const struct run_outcome *o)
+{
+	return !o->stopped && !o->waiting && !o->run_stop;
+}
+
+static int stopped_exit(const struct run_outcome *o, const struct outcome_words *w)
+{
+	char go_on[512];
+	if (w->resume)
+		snprintf(go_on, sizeof(go_on), "resume with '%s'", w->resume);
+	else
+		snprintf(go_on, sizeof(go_on), "run the same command again to go on");
+	if (!o->stopped)
+		err_set(ERR_INFRA, "%s; %s", o->run_stop, go_on);
+	else if (o->tasks == 1)
+		err_set(ERR_INFRA, "%s; %s", o->first_stop, go_on);
+	else
+		err_set(ERR_INFRA, "%d of %d %s(s) stopped on an infrastructure failure (first: %s); the others %s; %s",
+			o->stopped, o->tasks, w->unit, o->first_stop,
+			o->waiting ? "finished or wait for replies" : "finished", go_on);
+	return err_report();
+}
+
+static int waiting_exit(const struct run_outcome *o, const struct outcome_words *w)
+{
+	json_t *pending = w->spool ? spool_pending(w->spool) : json_array();
+	const char *spool = w->spool ?: "the spool";
+	if (w->resume)
+		err_set(ERR_WAITING, "%d %s(s) wait for %zu reply(ies) in %s/pending; write each to %s/replies/KEY.txt "
+			"and run '%s'", o->waiting, w->unit, json_array_size(pending), spool, spool, w->resume);
+	else
+		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending; write each reply to %s/replies/KEY.txt "
+			"and run the same command again", json_array_size(pending), spool, spool);
+	json_decref(pending);
+	return err_report();
+}
+
+int run_outcome_exit(const struct run *r, enum outcome_rule rule, const struct outcome_words *w)
+{
+	struct run_outcome o;
+	const json_t *result;
+	const char *why;
+	run_outcome_of(r, &o);
+	if (o.stopped || o.run_stop)
+		return stopped_exit(&o, w);
+	if (o.waiting)
+		return waiting_exit(&o, w);
+	switch (rule) {
+	case OUTCOME_ANY_FOUND:
+		if (o.found)
+			return EXIT_DONE;
+		err_set(ERR_REJECTED, "no %s of %s found a valid kernel", w->unit, w->subject);
+		return err_report();
+	case OUTCOME_ALL_PASSED:
+		if (o.found == o.tasks)
+			return EXIT_DONE;
+		err_set(ERR_REJECTED, "%d of %d %s(s) passed (%s)", o.found, o.tasks, w->unit, w->subject);
+		return err_report();
+	case OUTCOME_ONE_TASK:
+		result = o.tasks ? run_task(r, 0)->result : NULL;
+		why = json_string_value(json_object_get(result, "stop_reason"));
+		if (o.failed) {
+			err_set(ERR_INPUT, "%s", why ?: "bad task");
+			return err_report();
+		}
+		if (o.found)
+			return EXIT_DONE;
+		err_set(ERR_REJECTED, "no valid kernel for %s%s%s", w->subject, why ? ": " : "", why ?: "");
+		return err_report();
+	}
+	return EXIT_INFRA;
+}

@@ -8,16 +8,41 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 
+long usage_tokens(const struct llm_usage *u)
+{
+	return u->prompt_tokens + u->completion_tokens;
+}
+
+void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const struct llm_usage *then)
+{
+	to->calls += now->calls - then->calls;
+	to->cached_calls += now->cached_calls - then->cached_calls;
+	to->prompt_tokens += now->prompt_tokens - then->prompt_tokens;
+	to->completion_tokens += now->completion_tokens - then->completion_tokens;
+	to->cached_prompt_tokens += now->cached_prompt_tokens - then->cached_prompt_tokens;
+	to->reasoning_tokens += now->reasoning_tokens - then->reasoning_tokens;
+	to->cost_usd += now->cost_usd - then->cost_usd;
+	to->llm_ms += now->llm_ms - then->llm_ms;
+}
+
+json_t *usage_json(const struct llm_usage *u)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "calls", (json_int_t)u->calls, "cached_calls",
+			 (json_int_t)u->cached_calls, "prompt_tokens", (json_int_t)u->prompt_tokens, "completion_tokens",
+			 (json_int_t)u->completion_tokens, "cached_prompt_tokens", (json_int_t)u->cached_prompt_tokens,
+			 "reasoning_tokens", (json_int_t)u->reasoning_tokens, "cost_usd", u->cost_usd);
+}
+
 int agents_over_budget(struct agents *a, char *why, size_t why_len)
 {
-	long tokens = a->prompt_tokens + a->completion_tokens;
+	long tokens = usage_tokens(&a->used);
 	int over = 0;
 	if (a->max_tokens && tokens >= a->max_tokens) {
 		snprintf(why, why_len, "task token budget spent (%ld of %ld)", tokens, a->max_tokens);
 		return 1;
 	}
-	if (a->max_cost > 0 && a->cost_usd >= a->max_cost) {
-		snprintf(why, why_len, "task cost budget spent ($%.4f of $%.4f)", a->cost_usd, a->max_cost);
+	if (a->max_cost > 0 && a->used.cost_usd >= a->max_cost) {
+		snprintf(why, why_len, "task cost budget spent ($%.4f of $%.4f)", a->used.cost_usd, a->max_cost);
 		return 1;
 	}
 	if (a->run_budget) {
@@ -43,16 +68,16 @@ static void account(struct agents *a, const struct llm_result *res)
 {
 	long t = res->prompt_tokens + res->completion_tokens;
 	double c = res->cost_usd > 0 ? res->cost_usd : 0;
-	a->calls++;
-	a->prompt_tokens += res->prompt_tokens;
-	a->completion_tokens += res->completion_tokens;
-	a->cached_prompt_tokens += res->cached_prompt_tokens;
-	a->reasoning_tokens += res->reasoning_tokens;
-	a->cost_usd += c;
+	a->used.calls++;
+	a->used.prompt_tokens += res->prompt_tokens;
+	a->used.completion_tokens += res->completion_tokens;
+	a->used.cached_prompt_tokens += res->cached_prompt_tokens;
+	a->used.reasoning_tokens += res->reasoning_tokens;
+	a->used.cost_usd += c;
 	if (res->cached)
-		a->cached_calls++;
+		a->used.cached_calls++;
 	else
-		a->llm_ms += res->latency_ms;
+		a->used.llm_ms += res->latency_ms;
 	if (a->run_budget) {
 		pthread_mutex_lock(&a->run_budget->lock);
 		a->run_budget->tokens += t;
@@ -111,7 +136,7 @@ static char *call(struct agents *a, enum prompt_id id, const char *system, const
 {
 	json_t *context = json_pack("{s:s?, s:s, s:s, s:s?, s:i, s:I}", "task", a->task_name, "agent",
 				    prompt_templates[id].name, "stage", stage, "candidate", candidate, "attempt",
-				    sample + 1, "call", (json_int_t)a->calls + 1);
+				    sample + 1, "call", (json_int_t)a->used.calls + 1);
 	struct llm_request req = { system, user, sample, max_tokens, context };
 	struct llm_result res;
 	char why[256];
@@ -177,7 +202,7 @@ static long raised_limit(struct agents *a, long limit)
 	if (ceiling > 0 && raised > ceiling)
 		raised = ceiling;
 	if (a->max_tokens) {
-		long left = a->max_tokens - (a->prompt_tokens + a->completion_tokens);
+		long left = a->max_tokens - usage_tokens(&a->used);
 		if (raised > left)
 			raised = left;
 	}

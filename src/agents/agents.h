@@ -21,6 +21,24 @@ struct budget {
 };
 
 /* Per-task agent state. Borrowed pointers must outlive it. */
+/* What LLM calls used: counted once per call (agents.c), summed over a
+ * task's pipeline branches, reported per task. */
+struct llm_usage {
+	long calls, cached_calls;
+	long prompt_tokens, completion_tokens;
+	long cached_prompt_tokens, reasoning_tokens;	/* parts of prompt_tokens, completion_tokens */
+	double cost_usd;
+	double llm_ms;		/* waiting for replies that were not cached (summed over calls) */
+};
+
+/* Prompt and completion tokens together: what budgets count. */
+long usage_tokens(const struct llm_usage *u);
+/* Adds to `to` what `now` used since `then` (a branch's calls, joined back). */
+void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const struct llm_usage *then);
+/* {"calls", "cached_calls", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
+ * "reasoning_tokens", "cost_usd"}: a task summary's "usage". Owned. */
+json_t *usage_json(const struct llm_usage *u);
+
 struct agents {
 	struct llm *llm;
 	struct recorder *rec;
@@ -28,11 +46,7 @@ struct agents {
 	const char *precision_note;
 	const char *task_source;
 	const char *task_name;	/* for the spool's request context; may be NULL */
-	/* per-task usage and budget */
-	long calls, prompt_tokens, completion_tokens, cached_calls;
-	long cached_prompt_tokens, reasoning_tokens;	/* parts of prompt_tokens, completion_tokens */
-	double cost_usd;
-	double llm_ms;		/* waiting for replies that were not cached (summed over calls) */
+	struct llm_usage used;	/* the task's, per pipeline branch until joined */
 	long max_tokens;	/* per task; 0: unlimited */
 	double max_cost;	/* per task; 0: unlimited */
 	struct budget *run_budget;

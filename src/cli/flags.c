@@ -127,11 +127,13 @@ void pipeline_flags_init(struct pipeline_flags *f)
 const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 {
 	static struct opt table[24];
+	static char stages_help[96];
+	char names[64];
 	const struct opt t[] = {
 		{ "seeds", 0, OPT_INT, &f->seeds, "S", "seed kernels with different algorithms (default 2)" },
 		{ "seed-repairs", 0, OPT_INT, &f->seed_repairs, "N", "repairs per seed (default 3)" },
 		{ "repairs", 0, OPT_INT, &f->repairs, "N", "repairs per later candidate (default 1)" },
-		{ "stages", 0, OPT_STRING, &f->stages, "LIST", "tuning stages to run (default mapping,tiling,memory)" },
+		{ "stages", 0, OPT_STRING, &f->stages, "LIST", stages_help },
 		{ "top-k", 0, OPT_INT, &f->top_k, "K", "candidates kept through each stage (default 1)" },
 		{ "no-multi-seed", 0, OPT_FLAG, &f->no_multi_seed, NULL, "ablation: one seed" },
 		{ "no-refine", 0, OPT_FLAG, &f->no_refine, NULL, "ablation: skip algorithmic refinement" },
@@ -147,6 +149,8 @@ const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 		{ "quiet", 'q', OPT_FLAG, &f->quiet, NULL, "no progress lines" },
 		OPT_TABLE_END,
 	};
+	snprintf(stages_help, sizeof(stages_help), "tuning stages to run (default %s)",
+		 stage_tuning_names(",", names, sizeof(names)));
 	memcpy(table, t, sizeof(t));
 	return table;
 }
@@ -185,12 +189,13 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 	po->seed_from_existing = f->seed_from_existing;
 	po->profile = !f->no_profile;
 	if (f->stages) {
-		char *list = xstrdup(f->stages), *save = NULL;
-		po->stage_on[STAGE_MAPPING] = po->stage_on[STAGE_TILING] = po->stage_on[STAGE_MEMORY] = 0;
+		char *list = xstrdup(f->stages), *save = NULL, names[64];
+		memset(po->stage_on, 0, sizeof(po->stage_on));
 		for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
 			const struct stage *st = stage_by_name(s);
-			if (!st || st->id < STAGE_MAPPING) {
-				err_set(ERR_INPUT, "unknown tuning stage '%s' (use mapping, tiling, memory)", s);
+			if (!st || !st->tuning) {
+				err_set(ERR_INPUT, "unknown tuning stage '%s' (use %s)", s, stage_tuning_names(", ", names,
+													 sizeof(names)));
 				free(list);
 				return -1;
 			}
@@ -199,7 +204,7 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 		free(list);
 	}
 	if (f->no_hw_tune)
-		po->stage_on[STAGE_MAPPING] = po->stage_on[STAGE_TILING] = po->stage_on[STAGE_MEMORY] = 0;
+		memset(po->stage_on, 0, sizeof(po->stage_on));
 	return 0;
 }
 
@@ -207,8 +212,8 @@ json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipelin
 			    const struct eval_opts *eo)
 {
 	json_t *stages_on = json_array();
-	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY; s++)
-		if (po->stage_on[s])
+	for (int s = 0; s < STAGE_COUNT; s++)
+		if (stages[s].tuning && po->stage_on[s])
 			json_array_append_new(stages_on, json_string(stages[s].name));
 	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b, s:f}",
 			 "seeds", po->seeds, "seed_repairs", po->seed_repairs, "repairs", po->repairs, "refine",

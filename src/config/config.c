@@ -369,10 +369,26 @@ static int apply_file(struct config *cfg, json_t *root, int *from_file)
 	return 0;
 }
 
+/* What egg knows of each provider: where it is, its own variables, its
+ * API's path. The one place a provider's defaults are written. */
+static const struct provider_info providers[] = {
+	{ "openai", "https://api.openai.com/v1", "OPENAI_BASE_URL", "OPENAI_API_KEY", "/chat/completions" },
+	{ "anthropic", "https://api.anthropic.com", NULL, "ANTHROPIC_API_KEY", "/v1/messages" },
+};
+
+const struct provider_info *config_provider(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(providers) / sizeof(providers[0]); i++)
+		if (!strcmp(providers[i].name, name))
+			return &providers[i];
+	return NULL;
+}
+
 int config_resolve(struct config *cfg)
 {
 	int failed, from_file[NSETTINGS] = { 0 };
 	json_t *root = load_file(cfg, &failed);
+	const struct provider_info *prov;
 	const char *key;
 	int rc = -1;
 
@@ -404,19 +420,17 @@ int config_resolve(struct config *cfg)
 				goto out;
 		}
 	}
-	if (strcmp(cfg->provider, "openai") && strcmp(cfg->provider, "anthropic")) {
+	if (!(prov = config_provider(cfg->provider))) {
 		err_set(ERR_INPUT, "unknown provider '%s' (use openai or anthropic)", cfg->provider);
 		goto out;
 	}
-	if (!cfg->base_url && !strcmp(cfg->provider, "openai") && getenv("OPENAI_BASE_URL") &&
-	    *getenv("OPENAI_BASE_URL"))
-		cfg->base_url = xstrdup(getenv("OPENAI_BASE_URL"));
+	if (!cfg->base_url && prov->url_env && getenv(prov->url_env) && *getenv(prov->url_env))
+		cfg->base_url = xstrdup(getenv(prov->url_env));
 	if (!cfg->base_url)
-		cfg->base_url = xstrdup(!strcmp(cfg->provider, "openai") ?
-					"https://api.openai.com/v1" : "https://api.anthropic.com");
+		cfg->base_url = xstrdup(prov->base_url);
 	key = config_secret("EGG_API_KEY");
 	if (!key)
-		key = config_secret(!strcmp(cfg->provider, "openai") ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+		key = config_secret(prov->key_env);
 	if (key) {
 		cfg->api_key = xstrdup(key);
 		secret_register(key);

@@ -55,6 +55,18 @@ struct config {
 	int ignore_file;		/* resolve without the config file (doctor, after the file failed) */
 };
 
+/* A provider egg speaks to: its default base URL, the variable that may
+ * name another (or NULL), its API key's variable and its API's path. */
+struct provider_info {
+	const char *name;	/* "openai" (any OpenAI-compatible server), "anthropic" */
+	const char *base_url;
+	const char *url_env;
+	const char *key_env;
+	const char *path;	/* appended to the base URL: "/chat/completions" */
+};
+/* The provider called `name`, or NULL (static). */
+const struct provider_info *config_provider(const char *name);
+
 void config_init(struct config *cfg);
 /* Which settings a command offers as flags. */
 enum {

@@ -98,8 +98,8 @@ static int check_endpoint(const struct config *cfg)
 		return -1;
 	}
 	if (!cfg->api_key && !host_is_local(host)) {
-		err_set(ERR_INPUT, "no API key for %s: set EGG_API_KEY%s (a server on localhost needs none)", host,
-			!strcmp(cfg->provider, "anthropic") ? " or ANTHROPIC_API_KEY" : " or OPENAI_API_KEY");
+		err_set(ERR_INPUT, "no API key for %s: set EGG_API_KEY or %s (a server on localhost needs none)", host,
+			config_provider(cfg->provider)->key_env);
 		rc = -1;
 	} else if (!(proxy && *proxy) && (rc = getaddrinfo(host, NULL, &hints, &ai)) != 0) {
 		err_set(ERR_INFRA, "cannot resolve %s, the host of the base URL %s (%s): check --base-url and the "
@@ -135,8 +135,7 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 	n = strlen(cfg->base_url);
 	while (n && cfg->base_url[n - 1] == '/')
 		n--;
-	c->url = xasprintf("%.*s%s", (int)n, cfg->base_url,
-			   c->provider == LLM_OPENAI ? "/chat/completions" : "/v1/messages");
+	c->url = xasprintf("%.*s%s", (int)n, cfg->base_url, config_provider(cfg->provider)->path);
 	c->use_cache = use_cache;
 	llm_rules_for(cfg, &c->rules);
 	c->wire = (struct wire){ c->rules.token_field, c->rules.temperature, c->rules.reasoning_effort,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../agents/decisions.h"
 #include "../agents/facts.h"
 #include "../profile/profile.h"
 #include "../util/buf.h"
@@ -50,7 +51,7 @@ struct pipe {
 	int ncands;
 	struct cand *pool[8];
 	int npool;
-	json_t *decisions;	/* summary lines carried between stages */
+	json_t *decisions;	/* the decisions so far (decisions.h), carried between stages */
 	int stop;		/* 1: stop now (budget or infrastructure) */
 	int store_stop;		/* stopped because the run store refused a write */
 	int at_sol;		/* the best kernel reached --stop-at-sol: later stages are skipped */
@@ -61,7 +62,7 @@ struct pipe {
 	struct pipeline_env own_env;
 	struct agents own_agents;
 	struct pipeline_result own_out;
-	struct agents base;	/* the usage counters when it forked */
+	struct llm_usage base;	/* the usage counters when it forked */
 	int base_cands;		/* candidates it had when it forked */
 	size_t base_decisions;
 	double base_eval_ms, base_wait_ms;
@@ -75,7 +76,8 @@ void pipeline_opts_init(struct pipeline_opts *o)
 	o->seed_repairs = 3;
 	o->repairs = 1;
 	o->refine = 1;
-	o->stage_on[STAGE_MAPPING] = o->stage_on[STAGE_TILING] = o->stage_on[STAGE_MEMORY] = 1;
+	for (int s = 0; s < STAGE_COUNT; s++)
+		o->stage_on[s] = stages[s].tuning;
 	o->top_k = 1;
 	o->profile = 1;
 	o->stop_at_sol = 85;
@@ -200,35 +202,49 @@ static json_t *profile(struct pipe *p, struct cand *c)
 	return c->profile;
 }
 
-/* ---- text for prompts ---- */
+/* ---- decisions ---- */
 
-static char *decisions_text(struct pipe *p)
+/* The log's sentence for each kind of decision: words for people (the run
+ * folder's decisions.jsonl, the store). Nothing reads them back: prompts
+ * are made from the kinds and fields (decisions_prompt_text). */
+static const char *const decision_log[DEC_KIND_COUNT] = {
+	[DEC_STOPPED] = "{reason}",
+	[DEC_AT_SOL] = "{reason}",
+	[DEC_TIMING_DISTRUSTED] = "{candidate} discarded: timed at {kernel_ms} ms, but Nsight Compute measured "
+				  "{ncu_ms} ms of GPU time in its kernels; its timing is not trusted",
+	[DEC_SEED_EXISTING] = "seed 1 is the existing kernel ({kernel_ms} ms)",
+	[DEC_SEED_NO_REPLY] = "seed {seed} discarded: no usable reply",
+	[DEC_SEED_DROPPED] = "seed {seed} dropped: still failing after {repairs} repair(s)",
+	[DEC_SEEDS_VALID] = "{valid} valid seed(s); fastest {candidate} at {kernel_ms} ms",
+	[DEC_NO_VALID_SEED] = "no valid seed: the task fails",
+	[DEC_NOT_REFINED_AT_SOL] = "{candidate} not refined: it runs at {sol_pct}% of the roofline bound "
+				   "(--stop-at-sol {threshold_pct})",
+	[DEC_SELECTED] = "selected {candidate} at {kernel_ms} ms",
+	[DEC_NO_PLAN] = "{candidate} kept: the profile agent gave no usable plan",
+	[DEC_NO_CHANGE] = "{candidate} kept as is: nothing to change in this stage ({bottleneck})",
+	[DEC_NOT_WORTH] = "{candidate} kept as is: not worth optimizing ({bottleneck})",
+	[DEC_NO_KERNEL] = "{candidate} kept: no usable kernel",
+	[DEC_UNCHANGED] = "{candidate} kept: the code agent returned it unchanged (nothing to evaluate)",
+	[DEC_INVALID] = "{candidate} rejected: invalid after {repairs} repair(s)",
+	[DEC_ACCEPTED] = "{candidate} accepted ({kernel_ms} ms vs {parent_ms} ms)",
+	[DEC_NOT_FASTER] = "{candidate} rejected: not faster than its parent ({kernel_ms} ms vs {parent_ms} ms)",
+};
+
+/* Records a decision of kind `k` with its fields (stolen; NULL: none). */
+static void decide(struct pipe *p, const char *stage, enum decision_kind k, json_t *fields)
 {
-	struct buf t = BUF_INIT;
-	size_t i;
-	json_t *d;
-	if (!json_array_size(p->decisions))
-		return xstrdup("none yet");
-	json_array_foreach(p->decisions, i, d)
-		buf_addf(&t, "%s%s", i ? "; " : "", json_string_value(d));
-	return buf_detach(&t);
+	json_t *d = decision_new(k, stage, fields, "");
+	char *text = decision_render(d, decision_log[k]);
+	json_object_set_new(d, "text", json_string(text));
+	recorder_decision(p->env->rec, d);
+	json_array_append_new(p->decisions, d);
+	free(text);
 }
 
-static void decide(struct pipe *p, const char *stage, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void decide(struct pipe *p, const char *stage, const char *fmt, ...)
+/* The fields of a decision about one candidate. */
+static json_t *about(const char *candidate)
 {
-	struct buf t = BUF_INIT;
-	va_list ap;
-	json_t *d;
-	va_start(ap, fmt);
-	buf_vaddf(&t, fmt, ap);
-	va_end(ap);
-	d = json_pack("{s:s, s:s, s:s}", "stage", stage, "event", "decision", "text", buf_str(&t));
-	recorder_decision(p->env->rec, d);
-	json_decref(d);
-	json_array_append_new(p->decisions, json_sprintf("%s: %s", stage, buf_str(&t)));
-	buf_release(&t);
+	return json_pack("{s:s}", "candidate", candidate);
 }
 
 /* ---- agent calls, counted onto the chain of calls that wait on each other ---- */
@@ -236,28 +252,28 @@ static void decide(struct pipe *p, const char *stage, const char *fmt, ...)
 static char *code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v, const char *stage,
 		       const char *candidate, enum agent_outcome *oc)
 {
-	long before = p->env->agents->calls;
+	long before = p->env->agents->used.calls;
 	char *out;
 	if (store_broken(p)) {
 		*oc = AGENT_MALFORMED;	/* no call made; stop_for sees the stop */
 		return NULL;
 	}
 	out = agent_code(p->env->agents, id, v, stage, candidate, oc);
-	p->chain += (int)(p->env->agents->calls - before);
+	p->chain += (int)(p->env->agents->used.calls - before);
 	return out;
 }
 
 static json_t *json_call(struct pipe *p, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
 			 const char *stage, const char *candidate, enum agent_outcome *oc)
 {
-	long before = p->env->agents->calls;
+	long before = p->env->agents->used.calls;
 	json_t *out;
 	if (store_broken(p)) {
 		*oc = AGENT_MALFORMED;	/* no call made; stop_for sees the stop */
 		return NULL;
 	}
 	out = agent_json(p->env->agents, id, schema, v, stage, candidate, oc);
-	p->chain += (int)(p->env->agents->calls - before);
+	p->chain += (int)(p->env->agents->used.calls - before);
 	return out;
 }
 
@@ -269,7 +285,7 @@ static struct pipe *pipe_fork(struct pipe *p)
 	struct pipe *b = xcalloc(1, sizeof(*b));
 	b->own_env = *p->env;
 	b->own_agents = *p->env->agents;
-	b->base = *p->env->agents;
+	b->base = p->env->agents->used;
 	b->own_agents.rec = b->own_env.rec = recorder_buffer();
 	b->own_env.agents = &b->own_agents;
 	b->env = &b->own_env;
@@ -296,14 +312,7 @@ static void pipe_join(struct pipe *p, struct pipe *b)
 {
 	struct agents *a = p->env->agents, *ba = &b->own_agents;
 	recorder_replay(p->env->rec, b->own_env.rec);
-	a->calls += ba->calls - b->base.calls;
-	a->prompt_tokens += ba->prompt_tokens - b->base.prompt_tokens;
-	a->completion_tokens += ba->completion_tokens - b->base.completion_tokens;
-	a->cached_prompt_tokens += ba->cached_prompt_tokens - b->base.cached_prompt_tokens;
-	a->reasoning_tokens += ba->reasoning_tokens - b->base.reasoning_tokens;
-	a->cached_calls += ba->cached_calls - b->base.cached_calls;
-	a->cost_usd += ba->cost_usd - b->base.cost_usd;
-	a->llm_ms += ba->llm_ms - b->base.llm_ms;
+	usage_add_since(&a->used, &ba->used, &b->base);
 	for (size_t i = b->base_decisions; i < json_array_size(b->decisions); i++)
 		json_array_append(p->decisions, json_array_get(b->decisions, i));
 	for (int i = b->base_cands; i < b->ncands; i++) {
@@ -425,7 +434,7 @@ static int stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, co
 	if (oc == AGENT_MALFORMED || oc == AGENT_OK)
 		return 0;
 	if (oc == AGENT_WAITING) {
-		snprintf(why, len, "stopped: no reply for call %ld (waiting): %s", a->calls + 1, err_msg());
+		snprintf(why, len, "stopped: no reply for call %ld (waiting): %s", a->used.calls + 1, err_msg());
 		snprintf(p->out->pending_key, sizeof(p->out->pending_key), "%s", a->waiting_key);
 		p->out->waiting = 1;
 	} else if (oc == AGENT_BUDGET) {
@@ -436,7 +445,8 @@ static int stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, co
 		p->out->infra = 1;
 	}
 	p->stop = 1;
-	decide(p, stage, "%s", why);
+	decide(p, stage, DEC_STOPPED, json_pack("{s:s, s:s}", "cause", p->out->waiting ? "waiting" : p->out->budget ?
+						"budget" : "llm", "reason", why));
 	return 1;
 }
 
@@ -574,7 +584,8 @@ static int timing_confirmed(struct pipe *p, struct cand *c)
 	snprintf(note, sizeof(note), "timed at %.4f ms, but Nsight Compute measured %.4f ms of GPU time in its kernels",
 		 c->ms, ncu_ms);
 	step(p, c, "selection", 1, 0, note);
-	decide(p, c->stage, "%s discarded: %s; its timing is not trusted", c->id, note);
+	decide(p, c->stage, DEC_TIMING_DISTRUSTED,
+	       json_pack("{s:s, s:f, s:f}", "candidate", c->id, "kernel_ms", c->ms, "ncu_ms", ncu_ms));
 	c->valid = 0;
 	c->ms = INFINITY;
 	return 0;
@@ -613,7 +624,7 @@ static void check_sol(struct pipe *p, const char *after)
 		return;
 	skipped = json_array();
 	for (int s = stage_by_name(after)->id + 1; s < STAGE_COUNT; s++) {
-		if ((s == STAGE_REFINE && !p->o->refine) || (s >= STAGE_MAPPING && !p->o->stage_on[s]))
+		if ((s == STAGE_REFINE && !p->o->refine) || (stages[s].tuning && !p->o->stage_on[s]))
 			continue;
 		json_array_append_new(skipped, json_string(stages[s].name));
 		calls += planned_calls(p, s);
@@ -623,7 +634,7 @@ static void check_sol(struct pipe *p, const char *after)
 		return;
 	}
 	p->at_sol = 1;
-	per_call = a->calls ? (double)(a->prompt_tokens + a->completion_tokens) / a->calls : 0;
+	per_call = a->used.calls ? (double)usage_tokens(&a->used) / a->used.calls : 0;
 	p->out->sol_stop = json_pack("{s:s, s:f, s:f, s:o, s:i, s:f, s:f}", "after_stage", after, "sol_pct", sol,
 				     "threshold_pct", p->o->stop_at_sol, "skipped_stages", skipped, "skipped_calls_est",
 				     calls, "tokens_per_call", per_call, "tokens_saved_est", calls * per_call);
@@ -631,7 +642,10 @@ static void check_sol(struct pipe *p, const char *after)
 		 "at the speed of light: %s runs at %.0f%% of the roofline bound after the %s stage (--stop-at-sol %.0f); "
 		 "%d later LLM call(s) skipped, about %.0f tokens saved", p->pool[0]->id, sol, after, p->o->stop_at_sol,
 		 calls, calls * per_call);
-	decide(p, after, "%s", p->out->stop_reason);
+	decide(p, after, DEC_AT_SOL, json_pack("{s:s, s:f, s:s, s:f, s:i, s:f, s:s}", "candidate", p->pool[0]->id,
+						"sol_pct", sol, "after_stage", after, "threshold_pct", p->o->stop_at_sol,
+						"skipped_calls", calls, "tokens_saved", calls * per_call, "reason",
+						p->out->stop_reason));
 }
 
 /*
@@ -662,8 +676,8 @@ static void seed_line_run(struct pipe *b, void *arg)
 		validate(b, l->seed, b->o->seed_repairs, "seed");
 		if (!l->seed->valid) {
 			if (!b->stop)
-				decide(b, "seed", "seed %d dropped: still failing after %d repair(s)", l->index,
-				       b->o->seed_repairs);
+				decide(b, "seed", DEC_SEED_DROPPED,
+				       json_pack("{s:i, s:i}", "seed", l->index, "repairs", b->o->seed_repairs));
 			return;
 		}
 	}
@@ -675,8 +689,9 @@ static void seed_line_run(struct pipe *b, void *arg)
 	sol = json_num(l->seed->eval, "sol_pct");
 	l->refine = pipe_fork(b);
 	if (b->o->stop_at_sol > 0 && !isnan(sol) && sol >= b->o->stop_at_sol) {
-		decide(l->refine, "refine", "%s not refined: it runs at %.0f%% of the roofline bound (--stop-at-sol %.0f)",
-		       l->seed->id, sol, b->o->stop_at_sol);
+		decide(l->refine, "refine", DEC_NOT_REFINED_AT_SOL,
+		       json_pack("{s:s, s:f, s:f}", "candidate", l->seed->id, "sol_pct", sol, "threshold_pct",
+				 b->o->stop_at_sol));
 		l->at_sol = 1;
 		return;
 	}
@@ -719,7 +734,7 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 			step(p, c, "seed", 0, 0, "the existing kernel");
 			reply_approach(c->source, approach, sizeof(approach));
 			buf_addf(&approaches, "(1) the existing kernel: %s", approach);
-			decide(p, st->name, "seed 1 is the existing kernel (%.4f ms)", c->ms);
+			decide(p, st->name, DEC_SEED_EXISTING, json_pack("{s:f}", "kernel_ms", c->ms));
 			lines[nlines].seed = c;
 			lines[nlines].index = 1;
 			lines[nlines].check = pipe_fork(p);
@@ -744,7 +759,7 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 		free(diversity);
 		if (!src) {
 			if (!stop_for(p, oc, st->name, id))
-				decide(p, st->name, "seed %d discarded: no usable reply", s);
+				decide(p, st->name, DEC_SEED_NO_REPLY, json_pack("{s:i}", "seed", s));
 			continue;
 		}
 		{
@@ -772,7 +787,8 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 	}
 	set_pool(p, valid, nvalid);
 	if (nvalid && !p->stop)
-		decide(p, st->name, "%d valid seed(s); fastest %s at %.4f ms", nvalid, p->pool[0]->id, p->pool[0]->ms);
+		decide(p, st->name, DEC_SEEDS_VALID, json_pack("{s:i, s:s, s:f}", "valid", nvalid, "candidate",
+							       p->pool[0]->id, "kernel_ms", p->pool[0]->ms));
 	stage_row(p, st);
 	{
 		/* Every valid seed at the speed of light: the refinement stage did
@@ -801,7 +817,8 @@ static void run_seeds(struct pipe *p, int *seeds_at_sol)
 		/* A refinement that waits for a reply (or stopped) has not been
 		 * decided: the selection is written once, when the stage has run. */
 		if (p->npool && !p->stop)
-			decide(p, rs->name, "selected %s at %.4f ms", p->pool[0]->id, p->pool[0]->ms);
+			decide(p, rs->name, DEC_SELECTED,
+			       json_pack("{s:s, s:f}", "candidate", p->pool[0]->id, "kernel_ms", p->pool[0]->ms));
 		stage_row(p, rs);
 	}
 }
@@ -862,7 +879,7 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 
 	metrics = agents_metrics_text(profile(p, parent), st->focus, 4,
 				      json_integer_value(json_object_get(parent->eval, "triton_launches")));
-	decisions = st->sees_decisions ? decisions_text(p) : xstrdup("none yet");
+	decisions = st->sees_decisions ? decisions_prompt_text(p->decisions) : xstrdup("none yet");
 	for (int f = 0; f < 4 && st->focus[f]; f++)
 		buf_addf(&focus, "%s%s", f ? ", " : "", st->focus[f]);
 	prompt_set(&v, "objective", st->objective);
@@ -880,14 +897,14 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 		analysis = json_call(p, st->analysis_prompt, st->analysis_schema, &v, st->name, parent->id, &oc);
 		if (!analysis) {
 			if (!stop_for(p, oc, st->name, parent->id))
-				decide(p, st->name, "%s kept: the profile agent gave no usable plan", parent->id);
+				decide(p, st->name, DEC_NO_PLAN, about(parent->id));
 			goto out;
 		}
 		if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")) ?: "", "no") ||
 		    !strcmp(json_string_value(json_object_get(analysis, "change")) ?: "", "no")) {
-			decide(p, st->name, "%s kept as is: %s (%s)", parent->id,
-			       json_object_get(analysis, "change") ? "nothing to change in this stage" : "not worth optimizing",
-			       json_string_value(json_object_get(analysis, "bottleneck")));
+			json_t *f = about(parent->id);
+			json_object_set(f, "bottleneck", json_object_get(analysis, "bottleneck") ?: json_null());
+			decide(p, st->name, json_object_get(analysis, "change") ? DEC_NO_CHANGE : DEC_NOT_WORTH, f);
 			goto out;
 		}
 		plan = json_dumps(analysis, JSON_INDENT(1));
@@ -896,11 +913,11 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	}
 	if (!src) {
 		if (!stop_for(p, oc, st->name, parent->id))
-			decide(p, st->name, "%s kept: no usable kernel", parent->id);
+			decide(p, st->name, DEC_NO_KERNEL, about(parent->id));
 		goto out;
 	}
 	if (same_code(src, parent->source)) {
-		decide(p, st->name, "%s kept: the code agent returned it unchanged (nothing to evaluate)", parent->id);
+		decide(p, st->name, DEC_UNCHANGED, about(parent->id));
 		free(src);
 		goto out;
 	}
@@ -909,15 +926,15 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	validate(p, c, p->o->repairs, st->step_kind);
 	if (!c->valid) {
 		if (!p->stop)
-			decide(p, st->name, "%s rejected: invalid after %d repair(s)", c->id, p->o->repairs);
+			decide(p, st->name, DEC_INVALID, json_pack("{s:s, s:i}", "candidate", c->id, "repairs", p->o->repairs));
 		goto out;
 	}
 	better = pipeline_faster(c->ms, c->cv, parent->ms, parent->cv, p->env->eval.iters);
 	if (better && !timing_confirmed(p, c))
 		goto out;
 	step(p, c, "selection", 1, better, better ? "faster than its parent" : "not faster than its parent");
-	decide(p, st->name, "%s %s (%.4f ms vs %.4f ms)", c->id,
-	       better ? "accepted" : "rejected: not faster than its parent", c->ms, parent->ms);
+	decide(p, st->name, better ? DEC_ACCEPTED : DEC_NOT_FASTER,
+	       json_pack("{s:s, s:f, s:f}", "candidate", c->id, "kernel_ms", c->ms, "parent_ms", parent->ms));
 	if (better)
 		accepted = c;
 out:
@@ -996,15 +1013,15 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 
 	run_seeds(p, &seeds_at_sol);
 	if (!p->npool && !p->stop)
-		decide(p, "seed", "no valid seed: the task fails");
+		decide(p, "seed", DEC_NO_VALID_SEED, NULL);
 	check_sol(p, o->refine && !seeds_at_sol ? "refine" : "seed");
-	for (int s = STAGE_MAPPING; s <= STAGE_MEMORY && p->npool && !p->stop && !p->at_sol; s++)
-		if (o->stage_on[s]) {
+	for (int s = 0; s < STAGE_COUNT && p->npool && !p->stop && !p->at_sol; s++)
+		if (stages[s].tuning && o->stage_on[s]) {
 			run_tuning(p, &stages[s]);
 			check_sol(p, stages[s].name);
 		}
 	out->llm_chain = p->chain;
-	out->llm_s = env->agents->llm_ms / 1000;
+	out->llm_s = env->agents->used.llm_ms / 1000;
 	out->eval_s = p->eval_ms / 1000;
 	out->device_wait_s = p->wait_ms / 1000;
 	if (p->npool) {

@@ -3,6 +3,8 @@
 #ifndef EGG_STAGES_H
 #define EGG_STAGES_H
 
+#include <stddef.h>
+
 #include "../agents/prompts.h"
 #include "../agents/reply.h"
 
@@ -31,9 +33,12 @@ struct stage {
 	enum prompt_id code_prompt;
 	const char *step_kind;
 	int sees_decisions;
+	int tuning;			/* one of the hardware-tuning stages (--stages, --no-hw-tune) */
 };
 
 extern const struct stage stages[STAGE_COUNT];
+/* The tuning stages' names in order, joined by `sep`, into `out` (n bytes): "mapping,tiling,memory". */
+const char *stage_tuning_names(const char *sep, char *out, size_t n);
 /* The stage called `name`, or NULL. */
 const struct stage *stage_by_name(const char *name);
 

@@ -173,13 +173,7 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 	json_object_set(s, "eager_sol_pct", json_object_get(baseline, "eager_sol_pct") ?: json_null());
 	json_object_set(s, "compile_sol_pct", json_object_get(baseline, "compile_sol_pct") ?: json_null());
 	json_object_set(s, "stages", r->stage_rows);
-	json_object_set_new(s, "usage", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "calls", (json_int_t)a->calls,
-						  "cached_calls", (json_int_t)a->cached_calls,
-						  "prompt_tokens", (json_int_t)a->prompt_tokens,
-						  "completion_tokens", (json_int_t)a->completion_tokens,
-						  "cached_prompt_tokens", (json_int_t)a->cached_prompt_tokens,
-						  "reasoning_tokens", (json_int_t)a->reasoning_tokens,
-						  "cost_usd", a->cost_usd));
+	json_object_set_new(s, "usage", usage_json(&a->used));
 	/* Where the task's time went (wall_s is set when it finishes): the
 	 * sums run over calls and jobs that overlapped, so they may exceed it. */
 	json_object_set_new(s, "time", json_pack("{s:f, s:f, s:f, s:i}", "llm_s", r->llm_s, "eval_s", r->eval_s,

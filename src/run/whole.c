@@ -5,15 +5,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../program/program.h"
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "../util/fault.h"
 #include "../util/fs.h"
 #include "../util/jsonnum.h"
 
 /* At most this many compositions are tried when the whole fails. */
 #define MAX_TRIES 8
+
+/* What became of a subgraph: its row's "status" is the name (whole.h). */
+static const struct outcome_row {
+	const char *name;
+	int tried;		/* a kernel was sought: the Amdahl bound counts it at its roofline */
+} outcomes[] = {
+	[SG_GLUE] = { "glue", 0 },
+	[SG_SKIPPED] = { "skipped", 0 },
+	[SG_TASK] = { "task", 0 },
+	[SG_WAITING] = { "waiting", 0 },
+	[SG_STOPPED] = { "stopped", 0 },
+	[SG_AT_SOL] = { "at_sol", 0 },
+	[SG_NO_KERNEL] = { "no_kernel", 1 },
+	[SG_SLOWER] = { "slower", 1 },
+	[SG_OPTIMIZED] = { "optimized", 1 },
+	[SG_FAILS_IN_PROGRAM] = { "fails_in_program", 1 },
+	[SG_NOT_TRIED] = { "not_tried", 1 },
+};
+#define NOUTCOMES ((int)(sizeof(outcomes) / sizeof(outcomes[0])))
+
+const char *subgraph_outcome_name(enum subgraph_outcome oc)
+{
+	return (unsigned)oc < (unsigned)NOUTCOMES ? outcomes[oc].name : "?";
+}
+
+enum subgraph_outcome subgraph_outcome_of(const char *name)
+{
+	for (int i = 0; name && i < NOUTCOMES; i++)
+		if (!strcmp(name, outcomes[i].name))
+			return (enum subgraph_outcome)i;
+	return SG_UNKNOWN;
+}
+
+/* A row's outcome, and why (owned, or NULL: none to say). */
+static void set_outcome(json_t *row, enum subgraph_outcome oc, json_t *why)
+{
+	json_object_set_new(row, "status", json_string(subgraph_outcome_name(oc)));
+	json_object_set_new(row, "why", why ? why : json_null());
+}
 
 static json_t *num_or_null(double v)
 {
@@ -69,17 +110,15 @@ static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const 
 		json_t *row = json_pack("{s:O, s:s, s:o, s:o}", "name", json_object_get(sg, "name"), "file", file,
 					"share", num_or_null(share), "eager_ms", num_or_null(json_num(sg, "eager_ms")));
 		if (json_is_true(json_object_get(sg, "glue"))) {
-			json_object_set_new(row, "status", json_string("glue"));
-			json_object_set_new(row, "why", json_string("views only: stays PyTorch"));
+			set_outcome(row, SG_GLUE, json_string("views only: stays PyTorch"));
 		} else if (!isnan(share) && share < wo->min_share) {
-			json_object_set_new(row, "status", json_string("skipped"));
-			json_object_set_new(row, "why", json_sprintf("%.1f%% of the eager time, under --min-share %.1f%%",
-								     100 * share, 100 * wo->min_share));
+			set_outcome(row, SG_SKIPPED, json_sprintf("%.1f%% of the eager time, under --min-share %.1f%%",
+								  100 * share, 100 * wo->min_share));
 		} else {
 			char *p = fs_join(dir, file);
 			strvec_push(paths, p);
 			free(p);
-			json_object_set_new(row, "status", json_string("task"));
+			set_outcome(row, SG_TASK, NULL);
 		}
 		json_array_append_new(rows, row);
 	}
@@ -103,21 +142,20 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 		json_object_set_new(sg, "eager_sol_pct", json_null());
 		json_object_set_new(sg, "roofline_ms", json_null());
 	}
+	json_t *why = json_incref(json_object_get(res, "stop_reason"));
 	if (ts->status == TASK_WAITING || ts->status == TASK_STOPPED) {
 		(*unfinished)++;
-		json_object_set_new(sg, "status", json_string(task_status_name(ts->status)));
-		json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
+		set_outcome(sg, ts->status == TASK_WAITING ? SG_WAITING : SG_STOPPED, why);
 	} else if (json_is_true(json_object_get(res, "skipped_at_sol"))) {
-		json_object_set_new(sg, "status", json_string("at the speed of light"));
-		json_object_set(sg, "why", json_object_get(res, "stop_reason"));
+		set_outcome(sg, SG_AT_SOL, why);
 	} else if (!json_is_true(json_object_get(res, "found"))) {
-		json_object_set_new(sg, "status", json_string("no kernel"));
-		json_object_set(sg, "why", json_object_get(res, "stop_reason") ?: json_null());
+		set_outcome(sg, SG_NO_KERNEL, why);
 	} else if (!cpu && !(se > 1)) {
-		json_object_set_new(sg, "status", json_string("kernel slower than eager"));
-		json_object_set_new(sg, "why", json_sprintf("%.2fx of eager: the subgraph stays PyTorch", se));
+		json_decref(why);
+		set_outcome(sg, SG_SLOWER, json_sprintf("%.2fx of eager: the subgraph stays PyTorch", se));
 	} else {
-		json_object_set_new(sg, "status", json_string("optimized"));
+		json_decref(why);
+		set_outcome(sg, SG_OPTIMIZED, NULL);
 		return 1;
 	}
 	return 0;
@@ -173,10 +211,9 @@ static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernel
 		if (json_object_get(*kernels, json_string_value(json_object_get(sg, "file"))))
 			insert_by_share(order, sg);
 	for (size_t k = MAX_TRIES; k < json_array_size(order); k++) {
-		json_t *row = json_array_get(order, k);
-		json_object_set_new(row, "status", json_string("not tried in the program"));
-		json_object_set_new(row, "why", json_sprintf("the first composition failed, and only the %d kernels of "
-							     "largest share are tried one by one", MAX_TRIES));
+		set_outcome(json_array_get(order, k), SG_NOT_TRIED,
+			    json_sprintf("the first composition failed, and only the %d kernels of largest share are "
+					 "tried one by one in the program", MAX_TRIES));
 	}
 	for (size_t k = 0; k < json_array_size(order) && k < MAX_TRIES; k++) {
 		json_t *row = json_array_get(order, k), *res;
@@ -191,9 +228,8 @@ static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernel
 			continue;
 		}
 		json_object_del(use, file);
-		json_object_set_new(row, "status", json_string("fails in the program"));
-		json_object_set_new(row, "why", json_sprintf("the whole failed with it: %s",
-							     json_string_value(json_object_get(res, "reason")) ?: "?"));
+		set_outcome(row, SG_FAILS_IN_PROGRAM, json_sprintf("the whole failed with it: %s",
+								   json_string_value(json_object_get(res, "reason")) ?: "?"));
 		json_decref(res);
 	}
 	if (!written_is_kept) {
@@ -230,19 +266,15 @@ static json_t *end_to_end(const json_t *e2e, const json_t *baseline, int allow_t
 /* Amdahl: the whole's time from its parts: the optimized ones at their
  * kernel's time (parts) or at their roofline bound (bound), the rest at
  * their eager time; over the sum of all eager times. */
-static json_t *amdahl(const json_t *rows, int cpu)
+json_t *whole_amdahl(const json_t *rows, int cpu)
 {
-	static const char *const tried_states[] = { "optimized", "fails in the program", "no kernel",
-						    "kernel slower than eager" };
 	double eager = 0, parts = 0, bound = 0;
 	const json_t *sg;
 	size_t i;
 	json_array_foreach(rows, i, sg) {
 		double e = json_num(sg, "eager_ms"), k = json_num(sg, "kernel_ms"), b = json_num(sg, "roofline_ms");
-		const char *status = json_string_value(json_object_get(sg, "status")) ?: "";
-		int used = json_is_true(json_object_get(sg, "used")), tried = 0;
-		for (size_t t = 0; t < sizeof(tried_states) / sizeof(tried_states[0]); t++)
-			tried |= !strcmp(status, tried_states[t]);
+		enum subgraph_outcome oc = subgraph_outcome_of(json_string_value(json_object_get(sg, "status")));
+		int used = json_is_true(json_object_get(sg, "used")), tried = oc != SG_UNKNOWN && outcomes[oc].tried;
 		if (isnan(e))
 			continue;
 		eager += e;
@@ -253,6 +285,33 @@ static json_t *amdahl(const json_t *rows, int cpu)
 			 "bound_speedup", eager > 0 && bound > 0 && !cpu ? json_real(eager / bound) : json_null(), "basis",
 			 "the sum of the subgraphs' eager times, with the used kernels at their own times (parts) or every "
 			 "optimized subgraph at its roofline bound (bound)");
+}
+
+/*
+ * RUN_DIR/program.json, which the reports read. When it cannot be written
+ * an earlier pass's record is removed (a report must not show it as this
+ * pass's), the run is stopped and why is said: -1 with ERR_INFRA.
+ */
+static int write_record(struct run *r, const json_t *prog)
+{
+	char *path = fs_join(run_dir(r), "program.json"), *text = json_dumps(prog, JSON_INDENT(1)), *why;
+	int rc = 0;
+	if (fault_hit("program_json"))
+		err_set(ERR_INFRA, "cannot write '%s': no space left on device (fault point EGG_FAULT=program_json)", path);
+	else if (text && fs_write_atomic(path, text, strlen(text)) == 0)
+		goto out;
+	else if (!text)
+		err_set(ERR_INFRA, "cannot write '%s': out of memory", path);
+	why = xasprintf("the program's record could not be written: %s", err_msg());
+	unlink(path);
+	run_mark_stopped(r, why);
+	err_set(ERR_INFRA, "%s", why);
+	free(why);
+	rc = -1;
+out:
+	free(text);
+	free(path);
+	return rc;
 }
 
 json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
@@ -324,16 +383,10 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	json_object_set_new(out, "composed", json_string(program_py));
 	json_object_set_new(out, "finished", json_true());
 	json_object_set_new(out, "end_to_end", end_to_end(e2e, baseline, w.eo.allow_torch));
-	json_object_set_new(out, "amdahl", amdahl(rows, cpu));
+	json_object_set_new(out, "amdahl", whole_amdahl(rows, cpu));
 write:
-	{
-		char *path = fs_join(run_dir(r), "program.json"), *text = json_dumps(out, JSON_INDENT(1));
-		if (text)
-			fs_write_atomic(path, text, strlen(text));
-		free(text);
-		free(path);
-		err_clear();
-	}
+	if (write_record(r, out) < 0)
+		goto bad;
 	goto out;
 bad:
 	json_decref(out);

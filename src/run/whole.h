@@ -6,6 +6,32 @@
 
 #include "run.h"
 
+/* What became of a subgraph of the program (its row's "status", by name). */
+enum subgraph_outcome {
+	SG_GLUE,		/* views only: stays PyTorch */
+	SG_SKIPPED,		/* under --min-share */
+	SG_TASK,		/* a task of the run, not yet judged */
+	SG_WAITING,		/* its task waits for replies */
+	SG_STOPPED,		/* its task stopped on an infrastructure failure */
+	SG_AT_SOL,		/* PyTorch already at the speed of light: no kernel sought */
+	SG_NO_KERNEL,		/* its task found no kernel */
+	SG_SLOWER,		/* its kernel passed but is not faster than eager */
+	SG_OPTIMIZED,		/* its kernel passed and is faster */
+	SG_FAILS_IN_PROGRAM,	/* its kernel passed alone but the whole failed with it */
+	SG_NOT_TRIED,		/* the whole failed, and it was beyond the kernels tried one by one */
+	SG_UNKNOWN,		/* a name this egg does not know (an older record) */
+};
+/* "glue", "skipped", "task", "waiting", "stopped", "at_sol", "no_kernel",
+ * "slower", "optimized", "fails_in_program", "not_tried": the stable names
+ * records and reports carry; the "why" beside them is prose for people. */
+const char *subgraph_outcome_name(enum subgraph_outcome oc);
+enum subgraph_outcome subgraph_outcome_of(const char *name);
+
+/* The Amdahl line of a program's subgraph rows: {"parts_speedup",
+ * "bound_speedup", "basis"}, from each row's times, "used" and outcome name
+ * (never its "why"). Owned. */
+json_t *whole_amdahl(const json_t *rows, int cpu);
+
 struct whole_opts {
 	double min_share;	/* subgraphs below this share of the eager time are not optimized (0.02) */
 	int progress;		/* enum run_progress of the subgraph tasks */
@@ -30,7 +56,8 @@ struct whole_opts {
  * {verdict, stage, reason, kernel_ms, eager_ms, compile_ms, speedup_eager,
  * speedup_compile, allow_torch}, "amdahl": {"parts_speedup",
  * "bound_speedup"}, "finished": bool}; NULL with the error (ERR_INPUT: the
- * program cannot be split). When a subgraph task has not finished
+ * program cannot be split; ERR_INFRA: program.json could not be written,
+ * and the run is stopped, run_mark_stopped). When a subgraph task has not finished
  * (waiting, stopped) there is no composition yet: "finished" is false.
  */
 json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo);

@@ -102,7 +102,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 rows = {s["name"]: s for s in j["subgraphs"]}
 assert rows["fc"]["status"] == "optimized" and rows["fc"]["used"] is True, rows["fc"]
-assert all(rows[n]["status"] == "no kernel" and not rows[n]["used"] for n in rows if n != "fc"), rows
+assert all(rows[n]["status"] == "no_kernel" and not rows[n]["used"] for n in rows if n != "fc"), rows
 assert j["finished"] and j["end_to_end"]["verdict"] == "pass" and j["end_to_end"]["allow_torch"] is True, j["end_to_end"]
 assert j["amdahl"]["parts_speedup"] > 0 and j["amdahl"]["bound_speedup"] is None, j["amdahl"]
 assert j["composed"].endswith("cnn_fast.py"), j["composed"]
@@ -138,13 +138,24 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 rows = {s["name"]: s for s in j["subgraphs"]}
 assert rows["fc1+mul"]["status"] == "optimized" and rows["fc1+mul"]["used"] is True, rows["fc1+mul"]
-assert rows["fc2"]["status"] == "fails in the program" and rows["fc2"]["used"] is False, rows["fc2"]
+assert rows["fc2"]["status"] == "fails_in_program" and rows["fc2"]["used"] is False, rows["fc2"]
 assert rows["fc2"]["why"].startswith("the whole failed with it: "), rows["fc2"]
 assert j["first_composition"]["verdict"] == "fail", j.get("first_composition")
 assert j["finished"] and j["end_to_end"]["verdict"] == "pass", j["end_to_end"]
 PY
 run_egg "${EV[@]}" --allow-torch "$P/scaled_mlp.py" "$TMP/mlp.py"
 expect_rc 0 "the program it composed passes egg eval on its own"
+# The program's record refused (the fault point of src/util/fault.h): the
+# run stops (exit 3) and says why, and no report reads a stale record.
+EGG_FAULT=program_json run_egg optimize --split --min-share 0 --device cpu --seeds 1 --seed-repairs 0 --no-refine \
+	--no-hw-tune --iters 2 --warmup 1 --trials 2 --compile-mode none -q -o "$TMP/mlp-unrecorded.py" "$P/scaled_mlp.py"
+expect_rc 3 "a program record that cannot be written stops the run"
+expect_err "^egg: error: the program's record could not be written: cannot write '.*program.json'" "and says so"
+check "the output was not written as if the run had succeeded" test ! -e "$TMP/mlp-unrecorded.py"
+run_egg report latest
+expect_out "^run [^ ]+ \(optimize, stopped\)" "egg report shows the run stopped"
+expect_out "^run stopped: the program's record could not be written" "and why"
+check "and shows no program record" bash -c "! grep -q '^program ' '$OUT'"
 
 # --- a spooled whole program, resumed with the command egg prints: the
 # resumed run replays the options it was started with (the spool, the CPU,

@@ -1,8 +1,64 @@
-/* test_run.c: what run/ decides without a worker: task ids from paths. */
+/* test_run.c: what run/ decides without a worker: task ids from paths; figures and prompts that no wording changes. */
+#include <math.h>
 #include <stdlib.h>
 
+#include "../../src/agents/decisions.h"
 #include "../../src/run/task.h"
+#include "../../src/run/whole.h"
 #include "unit.h"
+
+/* Decisions and subgraph outcomes are data: rewording the sentences beside
+ * them changes no prompt (so no reply-cache key) and no figure. */
+static void wording_is_not_data(void)
+{
+	json_t *a = json_array(), *b = json_array(), *rows, *reworded, *sg, *x, *y;
+	char *pa, *pb, *line;
+	size_t i;
+	json_array_append_new(a, decision_new(DEC_NOT_FASTER, "tiling", json_pack("{s:s, s:f, s:f}", "candidate", "tiling",
+				  "kernel_ms", 0.5, "parent_ms", 0.25), "tiling rejected: not faster (0.5 vs 0.25)"));
+	json_array_append_new(a, decision_new(DEC_NOT_REFINED_AT_SOL, "refine", json_pack("{s:s, s:f, s:f}", "candidate",
+				  "seed1", "sol_pct", 91.4, "threshold_pct", 85.0), "seed1 not refined"));
+	json_array_foreach(a, i, x) {
+		y = json_deep_copy(x);
+		json_object_set_new(y, "text", json_string("a log line worded quite differently"));
+		json_array_append_new(b, y);
+	}
+	pa = decisions_prompt_text(a);
+	pb = decisions_prompt_text(b);
+	CHECK_STR(pa, pb, "a reworded decision log line leaves the prompt's decisions as they were");
+	CHECK(strstr(pa, "tiling: tiling dropped: 0.5000 ms against its parent's 0.2500 ms") &&
+	      strstr(pa, "refine: seed1 left as it is at 91% of the roofline bound"),
+	      "which are made from the fields: %s", pa);
+	line = decision_render(json_array_get(a, 0), "{candidate} {missing}");
+	CHECK_STR(line, "tiling not stated", "a field a decision lacks reads 'not stated'");
+	free(line);
+	free(pa);
+	free(pb);
+	json_decref(a);
+	json_decref(b);
+
+	rows = json_pack("[{s:f, s:f, s:f, s:b, s:s, s:s}, {s:f, s:f, s:f, s:b, s:s, s:s}, {s:f, s:b, s:s, s:s}]",
+			 "eager_ms", 2.0, "kernel_ms", 1.0, "roofline_ms", 0.5, "used", 1, "status", "optimized", "why", "",
+			 "eager_ms", 1.0, "kernel_ms", 0.5, "roofline_ms", 0.25, "used", 0, "status", "fails_in_program",
+			 "why", "the whole failed with it", "eager_ms", 1.0, "used", 0, "status", "glue", "why", "views");
+	reworded = json_deep_copy(rows);
+	json_array_foreach(reworded, i, sg)
+		json_object_set_new(sg, "why", json_string("reworded for people"));
+	x = whole_amdahl(rows, 0);
+	y = whole_amdahl(reworded, 0);
+	CHECK(json_equal(x, y), "a reworded subgraph 'why' leaves the Amdahl line as it was");
+	CHECK(fabs(json_real_value(json_object_get(x, "parts_speedup")) - 4.0 / 3.0) < 1e-9 &&
+	      fabs(json_real_value(json_object_get(x, "bound_speedup")) - 4.0 / 1.75) < 1e-9,
+	      "parts at their kernel's time when used, every tried one at its bound (got %g, %g)",
+	      json_real_value(json_object_get(x, "parts_speedup")), json_real_value(json_object_get(x, "bound_speedup")));
+	CHECK(subgraph_outcome_of("fails_in_program") == SG_FAILS_IN_PROGRAM &&
+	      subgraph_outcome_of("fails in the program") == SG_UNKNOWN &&
+	      !strcmp(subgraph_outcome_name(SG_SLOWER), "slower"), "outcomes go by their stable names only");
+	json_decref(x);
+	json_decref(y);
+	json_decref(rows);
+	json_decref(reworded);
+}
 
 void suite_run(void)
 {
@@ -20,4 +76,5 @@ void suite_run(void)
 		free(id);
 		free(group);
 	}
+	wording_is_not_data();
 }

@@ -1,0 +1,113 @@
+/* decisions.c: decision records, and the words the prompts use for each kind (never the log's). */
+#include "decisions.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/template.h"
+
+/* Each kind's name and what a later prompt says about it. Changing these
+ * words changes prompts (and so reply-cache keys): they are prompt text. */
+static const struct {
+	const char *name;
+	const char *prompt;
+} kinds[DEC_KIND_COUNT] = {
+	[DEC_STOPPED] = { "stopped", "the search stopped ({cause})" },
+	[DEC_AT_SOL] = { "at_sol", "{candidate} reached {sol_pct}% of the roofline bound: later stages skipped" },
+	[DEC_TIMING_DISTRUSTED] = { "timing_distrusted",
+				    "{candidate} discarded: timed at {kernel_ms} ms but its kernels took {ncu_ms} ms of "
+				    "GPU time under Nsight Compute" },
+	[DEC_SEED_EXISTING] = { "seed_existing", "seed 1 is the user's existing kernel ({kernel_ms} ms)" },
+	[DEC_SEED_NO_REPLY] = { "seed_no_reply", "seed {seed} gave no usable reply" },
+	[DEC_SEED_DROPPED] = { "seed_dropped", "seed {seed} still failed after {repairs} repair(s)" },
+	[DEC_SEEDS_VALID] = { "seeds_valid", "{valid} seed(s) passed; the fastest, {candidate}, runs in {kernel_ms} ms" },
+	[DEC_NO_VALID_SEED] = { "no_valid_seed", "no seed passed" },
+	[DEC_NOT_REFINED_AT_SOL] = { "not_refined_at_sol",
+				     "{candidate} left as it is at {sol_pct}% of the roofline bound" },
+	[DEC_SELECTED] = { "selected", "{candidate} is the best so far ({kernel_ms} ms)" },
+	[DEC_NO_PLAN] = { "no_plan", "{candidate} unchanged: no usable plan came back" },
+	[DEC_NO_CHANGE] = { "no_change", "{candidate} unchanged: no change needed here ({bottleneck})" },
+	[DEC_NOT_WORTH] = { "not_worth", "{candidate} unchanged: judged not worth optimizing ({bottleneck})" },
+	[DEC_NO_KERNEL] = { "no_kernel", "{candidate} unchanged: no usable kernel came back" },
+	[DEC_UNCHANGED] = { "unchanged", "{candidate} unchanged: the new code was the same code" },
+	[DEC_INVALID] = { "invalid", "{candidate} failed its checks after {repairs} repair(s)" },
+	[DEC_ACCEPTED] = { "accepted", "{candidate} kept: {kernel_ms} ms against its parent's {parent_ms} ms" },
+	[DEC_NOT_FASTER] = { "not_faster",
+			     "{candidate} dropped: {kernel_ms} ms against its parent's {parent_ms} ms is not faster" },
+};
+
+const char *decision_name(enum decision_kind k)
+{
+	return (unsigned)k < DEC_KIND_COUNT ? kinds[k].name : "?";
+}
+
+json_t *decision_new(enum decision_kind k, const char *stage, json_t *fields, const char *text)
+{
+	json_t *d = json_pack("{s:s, s:s, s:s}", "stage", stage, "event", "decision", "kind", decision_name(k));
+	if (fields)
+		json_object_update_missing(d, fields);
+	json_decref(fields);
+	json_object_set_new(d, "text", json_string(text));
+	return d;
+}
+
+struct field_ctx {
+	const json_t *d;
+	char num[64];
+};
+
+static const char *field(const char *name, void *arg)
+{
+	struct field_ctx *c = arg;
+	const json_t *v = json_object_get(c->d, name);
+	size_t n = strlen(name);
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_integer(v))
+		snprintf(c->num, sizeof(c->num), "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v) && n > 4 && !strcmp(name + n - 4, "_pct"))
+		snprintf(c->num, sizeof(c->num), "%.0f", json_real_value(v));
+	else if (json_is_real(v))
+		snprintf(c->num, sizeof(c->num), "%.4f", json_real_value(v));
+	else
+		return "not stated";
+	return c->num;
+}
+
+char *decision_render(const json_t *d, const char *tmpl)
+{
+	struct buf out = BUF_INIT;
+	struct field_ctx c = { d, "" };
+	if (template_expand(tmpl, field, &c, &out) < 0) {
+		/* Every field a template names is a field of its kind: a miss is
+		 * egg's own bug, said in the text rather than lost. */
+		buf_reset(&out);
+		buf_addf(&out, "(%s)", err_msg());
+		err_clear();
+	}
+	return buf_detach(&out);
+}
+
+char *decisions_prompt_text(const json_t *decisions)
+{
+	struct buf t = BUF_INIT;
+	const json_t *d;
+	size_t i;
+	if (!json_array_size(decisions))
+		return xstrdup("none yet");
+	json_array_foreach(decisions, i, d) {
+		const char *name = json_string_value(json_object_get(d, "kind")) ?: "";
+		const char *tmpl = "{kind}";
+		char *words;
+		for (int k = 0; k < DEC_KIND_COUNT; k++)
+			if (!strcmp(name, kinds[k].name))
+				tmpl = kinds[k].prompt;
+		words = decision_render(d, tmpl);
+		buf_addf(&t, "%s%s: %s", i ? "; " : "", json_string_value(json_object_get(d, "stage")) ?: "?", words);
+		free(words);
+	}
+	return buf_detach(&t);
+}

@@ -1,5 +1,6 @@
 /* pipeline.c: the EGG state machine (docs/method.md) over agents, evaluator and profiler. */
 #include "pipeline.h"
+#include "pipe.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -17,57 +18,6 @@
 #include "../util/hash.h"
 #include "../util/timeutil.h"
 #include "../util/jsonnum.h"
-
-/* Enough for the largest run the flags allow: 16 seeds with their repairs,
- * their 16 refinements and 8 candidates in each of 3 tuning stages. */
-#define MAX_CANDS 128
-
-struct cand {
-	char id[128];
-	char parent[128];
-	const char *stage;
-	char *source;
-	json_t *eval;
-	json_t *profile;
-	double ms;		/* INFINITY when not valid */
-	double cv;
-	int valid;
-};
-
-/*
- * The state the method works on. A task has one; work that runs beside
- * other work (a seed's validation and refinement beside the next seed, the
- * pool's candidates in a tuning stage) runs on a branch: a copy that records
- * into a buffer, counts its own calls and keeps its own decisions and
- * candidates, joined back in a fixed order (pipe_join), so that the choices,
- * the records and the prompts that follow are the same whatever finished
- * first.
- */
-struct pipe {
-	struct pipeline_env *env;
-	const struct pipeline_opts *o;
-	struct pipeline_result *out;
-	struct cand *cands[MAX_CANDS];	/* owned by the task's pipe (a branch's new ones until joined) */
-	int ncands;
-	struct cand *pool[8];
-	int npool;
-	json_t *decisions;	/* the decisions so far (decisions.h), carried between stages */
-	int stop;		/* 1: stop now (budget or infrastructure) */
-	int store_stop;		/* stopped because the run store refused a write */
-	int at_sol;		/* the best kernel reached --stop-at-sol: later stages are skipped */
-	int broken;		/* egg itself failed (err holds why); the run stops */
-	int chain;		/* LLM calls on the longest chain of calls that waited on each other */
-	double eval_ms, wait_ms; /* evaluating and profiling; waiting for a worker of the device */
-	/* A branch: */
-	struct pipeline_env own_env;
-	struct agents own_agents;
-	struct pipeline_result own_out;
-	struct llm_usage base;	/* the usage counters when it forked */
-	int base_cands;		/* candidates it had when it forked */
-	size_t base_decisions;
-	double base_eval_ms, base_wait_ms;
-	pthread_t thread;
-};
 
 void pipeline_opts_init(struct pipeline_opts *o)
 {
@@ -275,125 +225,6 @@ static json_t *json_call(struct pipe *p, enum prompt_id id, enum reply_schema sc
 	out = agent_json(p->env->agents, id, schema, v, stage, candidate, oc);
 	p->chain += (int)(p->env->agents->used.calls - before);
 	return out;
-}
-
-/* ---- branches: work beside other work, joined in a fixed order ---- */
-
-/* A branch of `p`: the same state, recording into a buffer. */
-static struct pipe *pipe_fork(struct pipe *p)
-{
-	struct pipe *b = xcalloc(1, sizeof(*b));
-	b->own_env = *p->env;
-	b->own_agents = *p->env->agents;
-	b->base = p->env->agents->used;
-	b->own_agents.rec = b->own_env.rec = recorder_buffer();
-	b->own_env.agents = &b->own_agents;
-	b->env = &b->own_env;
-	b->o = p->o;
-	b->out = &b->own_out;
-	memcpy(b->cands, p->cands, sizeof(p->cands));
-	b->ncands = b->base_cands = p->ncands;
-	memcpy(b->pool, p->pool, sizeof(p->pool));
-	b->npool = p->npool;
-	b->decisions = json_deep_copy(p->decisions);
-	b->base_decisions = json_array_size(b->decisions);
-	b->stop = p->stop;
-	b->at_sol = p->at_sol;
-	b->chain = p->chain;
-	b->eval_ms = b->base_eval_ms = p->eval_ms;
-	b->wait_ms = b->base_wait_ms = p->wait_ms;
-	return b;
-}
-
-/* Brings what branch b did into p (its records, calls, decisions and
- * candidates, after p's own), and frees b. The first branch joined that
- * stopped gives the reason. */
-static void pipe_join(struct pipe *p, struct pipe *b)
-{
-	struct agents *a = p->env->agents, *ba = &b->own_agents;
-	recorder_replay(p->env->rec, b->own_env.rec);
-	usage_add_since(&a->used, &ba->used, &b->base);
-	for (size_t i = b->base_decisions; i < json_array_size(b->decisions); i++)
-		json_array_append(p->decisions, json_array_get(b->decisions, i));
-	for (int i = b->base_cands; i < b->ncands; i++) {
-		if (p->ncands < MAX_CANDS) {
-			p->cands[p->ncands++] = b->cands[i];
-			continue;
-		}
-		free(b->cands[i]->source);
-		json_decref(b->cands[i]->eval);
-		json_decref(b->cands[i]->profile);
-		free(b->cands[i]);
-		p->broken = p->stop = 1;
-	}
-	if (b->stop && !p->stop) {
-		p->stop = 1;
-		memcpy(p->out->stop_reason, b->out->stop_reason, sizeof(p->out->stop_reason));
-		memcpy(p->out->pending_key, b->out->pending_key, sizeof(p->out->pending_key));
-		memcpy(a->waiting_key, ba->waiting_key, sizeof(a->waiting_key));
-	}
-	p->out->infra |= b->out->infra;
-	p->out->budget |= b->out->budget;
-	p->out->waiting |= b->out->waiting;
-	p->broken |= b->broken;
-	if (b->chain > p->chain)
-		p->chain = b->chain;
-	p->eval_ms += b->eval_ms - b->base_eval_ms;
-	p->wait_ms += b->wait_ms - b->base_wait_ms;
-	json_decref(b->decisions);
-	free(b);
-}
-
-/* Drops what branch b did (it recorded nothing that must stay and made no
- * candidate) and frees it. */
-static void pipe_discard(struct pipe *b)
-{
-	recorder_close(b->own_env.rec);
-	for (int i = b->base_cands; i < b->ncands; i++) {
-		free(b->cands[i]->source);
-		json_decref(b->cands[i]->eval);
-		json_decref(b->cands[i]->profile);
-		free(b->cands[i]);
-	}
-	json_decref(b->decisions);
-	free(b);
-}
-
-struct branch_job {
-	struct pipe *b;
-	void (*fn)(struct pipe *b, void *arg);
-	void *arg;
-};
-
-static void *branch_main(void *arg)
-{
-	struct branch_job *j = arg;
-	j->fn(j->b, j->arg);
-	/* The thread's pending error belongs to no one: what matters is in b. */
-	err_clear();
-	free(j);
-	return NULL;
-}
-
-/* Runs fn(b, arg) on its own thread; branch_wait waits for it. */
-static void branch_start(struct pipe *b, void (*fn)(struct pipe *b, void *arg), void *arg)
-{
-	struct branch_job *j = xcalloc(1, sizeof(*j));
-	j->b = b;
-	j->fn = fn;
-	j->arg = arg;
-	if (pthread_create(&b->thread, NULL, branch_main, j) != 0) {
-		/* No thread to be had: the work runs here, in order. */
-		b->thread = 0;
-		branch_main(j);
-	}
-}
-
-static void branch_wait(struct pipe *b)
-{
-	if (b->thread)
-		pthread_join(b->thread, NULL);
-	b->thread = 0;
 }
 
 /* ---- candidates ---- */
@@ -1031,12 +862,8 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 		out->id = xstrdup(best->id);
 		out->eval = json_incref(best->eval);
 	}
-	for (int i = 0; i < p->ncands; i++) {
-		free(p->cands[i]->source);
-		json_decref(p->cands[i]->eval);
-		json_decref(p->cands[i]->profile);
-		free(p->cands[i]);
-	}
+	for (int i = 0; i < p->ncands; i++)
+		cand_free(p->cands[i]);
 	json_decref(p->decisions);
 	broken = p->broken;
 	free(p);

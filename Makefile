@@ -74,11 +74,18 @@ test: all
 demo: all
 	EGG_BIN=$(CURDIR)/$(BUILD)/egg bash scripts/demo.sh $(or $(OUT),egg-demo)
 
+# The worker's package and its subpackages (protocol, program, device): every
+# folder under worker/ that holds an __init__.py.
+WORKER_PKGS := $(patsubst worker/%/__init__.py,%,$(wildcard worker/egg_worker/__init__.py worker/egg_worker/*/__init__.py))
+
 install: $(BUILD)/egg
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/egg/worker/egg_worker
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/egg/worker
 	install -m 0755 $(BUILD)/egg $(DESTDIR)$(PREFIX)/bin/egg
 	install -m 0644 worker/*.py $(DESTDIR)$(PREFIX)/share/egg/worker/
-	install -m 0644 worker/egg_worker/*.py $(DESTDIR)$(PREFIX)/share/egg/worker/egg_worker/
+	for d in $(WORKER_PKGS); do \
+		install -d $(DESTDIR)$(PREFIX)/share/egg/worker/$$d && \
+		install -m 0644 worker/$$d/*.py $(DESTDIR)$(PREFIX)/share/egg/worker/$$d/ || exit 1; \
+	done
 
 setup:
 	bash scripts/setup.sh

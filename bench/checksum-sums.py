@@ -23,7 +23,7 @@ os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="egg-bench-sums-")  # a
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "worker"))
 import torch  # noqa: E402
 
-from egg_worker import checksums  # noqa: E402
+from egg_worker.protocol import checksums  # noqa: E402
 
 CALLS = 150  # summaries per timed loop: warm-up, timed calls and both calibrations
 

@@ -15,7 +15,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402  (imported before forking, as the worker does)
 
 from egg_worker import sandbox  # noqa: E402
-from egg_worker.main import sandbox_paths  # noqa: E402
 
 OFF = {"namespaces": False, "seccomp": False, "drop_capabilities": False}
 LAYERS = [
@@ -71,7 +70,7 @@ def attempt(spec: dict, device: str) -> dict:
 def main() -> int:
     device = sys.argv[1] if len(sys.argv) > 1 else "cuda"
     scratch = tempfile.mkdtemp(prefix="egg-layers-")
-    base = dict(sandbox_paths(), writable=[scratch])
+    base = dict(sandbox.policy_paths(), writable=[scratch])
     for name, spec in LAYERS:
         res = attempt(dict(base, **spec), device)
         verdict = "ok" if "sum" in res else f"FAILS: {res.get('error')}"

@@ -43,7 +43,7 @@ struct agents {
 	struct llm *llm;
 	struct recorder *rec;
 	const char *device_facts;
-	const char *precision_note;
+	const char *precision_note;	/* the precision rule and the tolerance in force (borrowed) */
 	const char *task_source;
 	const char *task_name;	/* for the spool's request context; may be NULL */
 	struct llm_usage used;	/* the task's, per pipeline branch until joined */

@@ -71,13 +71,14 @@ char *agents_device_text(const json_t *facts, const char *device)
 	return device_text(facts, device, NULL);
 }
 
-const char *agents_precision_note(const char *precision, int half)
+/* The rule on data types, without the tolerance (agents_precision_note adds it). */
+static const char *dtype_rule(const char *precision, int half)
 {
 	if (half)
 		return "The task computes in fp16/bf16: keep its dtypes for inputs, weights and outputs, accumulate "
 		       "reductions and tl.dot in fp32 (tl.dot's default for fp16/bf16 inputs), and convert back when "
 		       "storing; integer tensors (int8 weights with scales, say) stay integers until dequantized in "
-		       "the kernel. Tolerance: 1e-2 for fp16/bf16 outputs, exact for integer outputs.";
+		       "the kernel.";
 	return !strcmp(precision, "tf32")
 		       ? "TF32 is allowed on both sides for this run (tl.dot may use its default precision); no "
 			 "fp16/bf16 arithmetic on fp32 data."
@@ -90,7 +91,45 @@ const char *agents_precision_note(const char *precision, int half)
 			 "within the tolerance on every matmul and convolution shape tried, the hand split on four of six "
 			 "(it missed on long K), and a single TF32 pass (tl.dot's default or \"tf32\" on unsplit data) "
 			 "misses it many times over. No fp16/bf16 arithmetic on fp32 data; keep the reference's output "
-			 "dtypes. Tolerance: 1e-4 (1e-2 for fp16/bf16 outputs).";
+			 "dtypes.";
+}
+
+/* One output's tolerance as the evaluator states it ({"output", "dtype",
+ * "atol", "rtol", "exact"}), the run's --atol/--rtol (>= 0) in place of its
+ * defaults, onto `t`. */
+static void tolerance_entry(struct buf *t, const json_t *e, double atol, double rtol)
+{
+	const char *dtype = json_string_value(json_object_get(e, "dtype")) ?: "?";
+	if (json_is_true(json_object_get(e, "exact")))
+		buf_addf(t, "%s outputs must match exactly", dtype);
+	else
+		buf_addf(t, "%s outputs within |out - ref| <= %g + %g * |ref|", dtype,
+			 atol >= 0 ? atol : json_num(e, "atol"), rtol >= 0 ? rtol : json_num(e, "rtol"));
+}
+
+char *agents_precision_note(const char *precision, int half, const json_t *tolerance, double atol, double rtol)
+{
+	struct buf t = BUF_INIT;
+	const json_t *e;
+	size_t i;
+	buf_addf(&t, "%s Tolerance, as the evaluator applies it to this task: ", dtype_rule(precision, half));
+	if (!json_array_size(tolerance) && atol >= 0 && rtol >= 0)
+		buf_addf(&t, "floating outputs within |out - ref| <= %g + %g * |ref|", atol, rtol);
+	else if (!json_array_size(tolerance))
+		buf_adds(&t, "its default for each output dtype");
+	json_array_foreach(tolerance, i, e) {
+		int seen = 0;
+		/* Once per dtype: outputs of one dtype share their rule. */
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = json_equal(json_object_get(json_array_get(tolerance, k), "dtype"), json_object_get(e, "dtype"));
+		if (seen)
+			continue;
+		if (i)
+			buf_adds(&t, "; ");
+		tolerance_entry(&t, e, atol, rtol);
+	}
+	buf_adds(&t, ".");
+	return buf_detach(&t);
 }
 
 char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline)

@@ -15,8 +15,12 @@ char *agents_device_text(const json_t *facts, const char *device);
  * scale a kernel's workspaces are judged by. Owned. */
 char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline);
 /* The precision rule for a run's precision ("fp32" or "tf32"), or for a
- * task that computes in fp16/bf16 (`half`: the rule follows its dtypes).
- * Static. */
-const char *agents_precision_note(const char *precision, int half);
+ * task that computes in fp16/bf16 (`half`: the rule follows its dtypes),
+ * and the tolerance in force: `tolerance` is the baseline's list of what
+ * the evaluator applies to each output ([{"dtype", "atol", "rtol",
+ * "exact"}]), `atol` and `rtol` (>= 0: the run's --atol, --rtol) in place
+ * of its defaults; without either the prompt says the evaluator's default
+ * applies, never a figure of its own. Owned. */
+char *agents_precision_note(const char *precision, int half, const json_t *tolerance, double atol, double rtol);
 
 #endif

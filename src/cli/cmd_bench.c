@@ -6,7 +6,6 @@
 #include "../llm/spool.h"
 #include "../report/report.h"
 #include "../run/discover.h"
-#include "../run/outcome.h"
 #include "../run/run.h"
 #include "../store/store.h"
 #include "../util/err.h"
@@ -89,7 +88,7 @@ int cmd_bench(const struct command *self, int argc, char **argv)
 	{
 		char *subject = xasprintf("run %s", run_id(run)), *resume_cmd = xasprintf("egg bench --resume %s", run_id(run));
 		struct outcome_words words = { "task", subject, resume_cmd, ctx.cfg.llm_spool };
-		code = run_outcome_exit(run, OUTCOME_ANY_FOUND, &words);
+		code = run_exit_code(run, OUTCOME_ANY_FOUND, &words);
 		free(subject);
 		free(resume_cmd);
 	}

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "../report/report.h"
-#include "../run/outcome.h"
 #include "../run/run.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -293,7 +292,7 @@ int cmd_eval_batch(int argc, char **argv)
 	{
 		char *subject = xasprintf("run %s", run_id(run)), *resume_cmd = xasprintf("egg eval --resume %s", run_id(run));
 		struct outcome_words words = { "pair", subject, resume_cmd, NULL };
-		code = run_outcome_exit(run, OUTCOME_ALL_PASSED, &words);
+		code = run_exit_code(run, OUTCOME_ALL_PASSED, &words);
 		free(subject);
 		free(resume_cmd);
 	}

@@ -6,7 +6,6 @@
 #include "../llm/spool.h"
 #include "../pipeline/table.h"
 #include "../report/report.h"
-#include "../run/outcome.h"
 #include "../run/run.h"
 #include "../run/whole.h"
 #include "../store/store.h"
@@ -89,7 +88,7 @@ static int task_exit(struct cmd_ctx *ctx, const struct run *run)
 	const struct task_state *ts = run_task(run, 0);
 	char *subject = xasprintf("'%s'", ctx->args.v[0]);
 	struct outcome_words words = { "task", subject, NULL, ctx->cfg.llm_spool };
-	int code = run_outcome_exit(run, OUTCOME_ONE_TASK, &words);
+	int code = run_exit_code(run, OUTCOME_ONE_TASK, &words);
 	free(subject);
 	if (code == EXIT_DONE && !strcmp(ts->error_kind, "budget") && !ctx->json)
 		fprintf(stderr, "egg: stopped early: %s\n", json_string_value(json_object_get(ts->result, "stop_reason")) ?: "");
@@ -139,7 +138,7 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 			err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition "
 				"is wrong for it; please report it", json_string_value(json_object_get(e, "reason")) ?: "?");
 			code = err_report();
-		} else if ((code = run_outcome_exit(run, OUTCOME_ANY_FOUND, &words)) == EXIT_DONE && !ctx->json) {
+		} else if ((code = run_exit_code(run, OUTCOME_ANY_FOUND, &words)) == EXIT_DONE && !ctx->json) {
 			printf("%s\n", json_string_value(json_object_get(prog, "composed")));
 		}
 		free(subject);

@@ -30,8 +30,9 @@ struct eval_opts {
 	void *progress_arg;
 };
 
-/* Defaults for a device: 5 trials, fp32, 1e-4 (fp16/bf16: 1e-2), and 10+100
- * timed calls on a GPU or 1+5 on the CPU interpreter. */
+/* Defaults for a device: 5 trials, fp32, the worker's tolerance for each
+ * output dtype (its compare.py holds them; a baseline says which apply), and
+ * 10+100 timed calls on a GPU or 1+5 on the CPU interpreter. */
 void eval_opts_init(struct eval_opts *o, const char *device);
 /* Set a choice from a user's word; -1 with ERR_INPUT naming it when it is
  * not one of the choices. precision: fp32, tf32. compile mode: default,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../eval/launch.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -131,101 +132,36 @@ static void py_value(struct buf *b, const json_t *v)
 	free(text);
 }
 
-/* The composition: the parts, how each gets the program's tensors, and ModelNew. */
-static const char composed_tail[] =
-	"\n\n# ---- egg compose: the parts of the program and how they are put together ----\n"
-	"import linecache as _egg_linecache\n"
-	"import sys as _egg_sys\n"
-	"import types as _egg_types\n"
-	"\n"
-	"import torch as _egg_torch\n"
-	"\n"
-	"\n"
-	"def _egg_part_module(i, part):\n"
-	"    \"\"\"A part's source as a module of its own (its kernels and helpers keep\n"
-	"    their names apart from other parts'), readable by Triton's source\n"
-	"    inspection through linecache.\"\"\"\n"
-	"    path = \"<egg part %d: %s>\" % (i, part[\"name\"])\n"
-	"    _egg_linecache.cache[path] = (len(part[\"source\"]), None, part[\"source\"].splitlines(True), path)\n"
-	"    mod = _egg_types.ModuleType(\"egg_part_%d\" % i)\n"
-	"    mod.__file__ = path\n"
-	"    _egg_sys.modules[mod.__name__] = mod\n"
-	"    exec(compile(part[\"source\"], path, \"exec\"), mod.__dict__)\n"
-	"    return mod\n"
-	"\n"
-	"\n"
-	"def _egg_bind(part, key, tensor):\n"
-	"    \"\"\"Makes the part's tensor at `key` the program's own (one tensor: a\n"
-	"    buffer the forward updates stays one); copies the values when the part\n"
-	"    holds it some other way.\"\"\"\n"
-	"    owner_name, _, leaf = key.rpartition(\".\")\n"
-	"    try:\n"
-	"        owner = part.get_submodule(owner_name) if owner_name else part\n"
-	"    except AttributeError:\n"
-	"        return False\n"
-	"    if owner._parameters.get(leaf) is not None:\n"
-	"        mine = owner._parameters[leaf]\n"
-	"        if mine.shape == tensor.shape and isinstance(tensor, _egg_torch.nn.Parameter):\n"
-	"            owner._parameters[leaf] = tensor\n"
-	"            return True\n"
-	"    elif owner._buffers.get(leaf) is not None:\n"
-	"        mine = owner._buffers[leaf]\n"
-	"        if mine.shape == tensor.shape:\n"
-	"            owner._buffers[leaf] = tensor\n"
-	"            return True\n"
-	"    else:\n"
-	"        return False\n"
-	"    if mine.shape != tensor.shape:\n"
-	"        return False\n"
-	"    with _egg_torch.no_grad():\n"
-	"        mine.copy_(tensor)\n"
-	"    return True\n"
-	"\n"
-	"\n"
-	"class ModelNew(nn.Module):\n"
-	"    \"\"\"The program's Model, its subgraphs run by the parts above.\"\"\"\n"
-	"\n"
-	"    def __init__(self, *args, **kwargs):\n"
-	"        super().__init__()\n"
-	"        program = Model(*args, **kwargs)\n"
-	"        # The program's own layers, parameters and buffers, under their names.\n"
-	"        for name, child in program.named_children():\n"
-	"            self.add_module(name, child)\n"
-	"        for name, p in program.named_parameters(recurse=False):\n"
-	"            self.register_parameter(name, p)\n"
-	"        for name, b in program.named_buffers(recurse=False):\n"
-	"            self.register_buffer(name, b, persistent=name not in program._non_persistent_buffers_set)\n"
-	"        for name, value in vars(program).items():\n"
-	"            if not name.startswith(\"_\") and name != \"training\" and not hasattr(self, name):\n"
-	"                object.__setattr__(self, name, value)\n"
-	"        parts = []\n"
-	"        for i, spec in enumerate(_EGG_PARTS):\n"
-	"            mod = _egg_part_module(i, spec)\n"
-	"            part = mod.ModelNew() if spec[\"kernel\"] else mod.Model()\n"
-	"            own = dict(part.state_dict(keep_vars=True))\n"
-	"            for key, program_key in spec[\"params\"].items():\n"
-	"                tensor = self._egg_tensor(program_key)\n"
-	"                target = key if key in own else next((k for k, t in own.items() if t.shape == tensor.shape\n"
-	"                                                      and k not in spec[\"params\"]), None)\n"
-	"                if target is None or not _egg_bind(part, target, tensor):\n"
-	"                    raise RuntimeError(\"part %d (%s) has no tensor for the program's %s\"\n"
-	"                                       % (i, spec[\"name\"], program_key))\n"
-	"            parts.append(part)\n"
-	"        self._egg_parts = nn.ModuleList(parts)\n"
-	"\n"
-	"    def _egg_tensor(self, key):\n"
-	"        owner_name, _, leaf = key.rpartition(\".\")\n"
-	"        owner = self.get_submodule(owner_name) if owner_name else self\n"
-	"        return getattr(owner, leaf)\n"
-	"\n"
-	"    def forward(self, *inputs):\n"
-	"        v = dict(zip(_EGG_INPUTS, inputs))\n"
-	"        for part, spec in zip(self._egg_parts, _EGG_PARTS):\n"
-	"            out = part(*[v[name] for name in spec[\"inputs\"]])\n"
-	"            if len(spec[\"outputs\"]) == 1:\n"
-	"                v[spec[\"outputs\"][0]] = out\n"
-	"            else:\n"
-	"                v.update(zip(spec[\"outputs\"], out))\n";
+/* Where the compose runtime lives in the worker's folder: the parts, how each
+ * gets the program's tensors, and ModelNew, whose forward it leaves open. */
+#define COMPOSE_RUNTIME "egg_worker/program/compose_runtime.py"
+
+/* Appends the compose runtime's text to `b`: the file without the comment
+ * lines it opens with (its header, for readers of the worker). -1 with
+ * ERR_INFRA when it cannot be read. */
+static int compose_runtime(struct buf *b)
+{
+	char *dir = launch_worker_dir(), *path = xasprintf("%s/%s", dir, COMPOSE_RUNTIME);
+	struct buf text = BUF_INIT;
+	const char *p;
+	int rc = -1;
+
+	if (fs_read(path, &text) < 0) {
+		err_set(ERR_INFRA, "the worker's compose runtime is missing: %s", err_msg());
+		goto out;
+	}
+	for (p = buf_str(&text); *p == '#';) {
+		const char *nl = strchr(p, '\n');
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+	buf_adds(b, p);
+	rc = 0;
+out:
+	buf_release(&text);
+	free(path);
+	free(dir);
+	return rc;
+}
 
 json_t *program_compose(const char *task_source, const json_t *plan, const char *dir, const json_t *kernels,
 			int keep_torch, const char *out_path)
@@ -293,7 +229,9 @@ json_t *program_compose(const char *task_source, const json_t *plan, const char 
 		 json_array_size(json_object_get(plan, "subgraphs")), nk,
 		 (int)json_array_size(json_object_get(plan, "subgraphs")) - nk);
 	program_source(&b, task_source);
-	buf_adds(&b, composed_tail);
+	if (compose_runtime(&b) < 0)
+		goto bad;
+	/* The runtime ends inside ModelNew.forward: its return, then the tables it reads. */
 	buf_addf(&b, "        return %s\n\n\n_EGG_INPUTS = ", json_string_value(output));
 	py_value(&b, json_object_get(plan, "inputs"));
 	buf_adds(&b, "\n_EGG_PARTS = [\n");

@@ -7,13 +7,13 @@
 #include "../llm/spool.h"
 #include "../util/err.h"
 
-void run_outcome_of(const struct run *r, struct run_outcome *o)
+void outcome_count(const struct task_state *tasks, int n, const char *run_stop, struct run_outcome *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->tasks = run_task_count(r);
-	o->run_stop = run_stop_reason(r);
-	for (int i = 0; i < o->tasks; i++) {
-		const struct task_state *ts = run_task(r, i);
+	o->tasks = n;
+	o->run_stop = run_stop;
+	for (int i = 0; i < n; i++) {
+		const struct task_state *ts = &tasks[i];
 		switch (ts->status) {
 		case TASK_STOPPED:
 			if (!o->stopped++)
@@ -79,35 +79,34 @@ static int waiting_exit(const struct run_outcome *o, const struct outcome_words 
 	return err_report();
 }
 
-int run_outcome_exit(const struct run *r, enum outcome_rule rule, const struct outcome_words *w)
+int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks, enum outcome_rule rule,
+		     const struct outcome_words *w)
 {
-	struct run_outcome o;
 	const json_t *result;
 	const char *why;
-	run_outcome_of(r, &o);
-	if (o.stopped || o.run_stop)
-		return stopped_exit(&o, w);
-	if (o.waiting)
-		return waiting_exit(&o, w);
+	if (o->stopped || o->run_stop)
+		return stopped_exit(o, w);
+	if (o->waiting)
+		return waiting_exit(o, w);
 	switch (rule) {
 	case OUTCOME_ANY_FOUND:
-		if (o.found)
+		if (o->found)
 			return EXIT_DONE;
 		err_set(ERR_REJECTED, "no %s of %s found a valid kernel", w->unit, w->subject);
 		return err_report();
 	case OUTCOME_ALL_PASSED:
-		if (o.found == o.tasks)
+		if (o->found == o->tasks)
 			return EXIT_DONE;
-		err_set(ERR_REJECTED, "%d of %d %s(s) passed (%s)", o.found, o.tasks, w->unit, w->subject);
+		err_set(ERR_REJECTED, "%d of %d %s(s) passed (%s)", o->found, o->tasks, w->unit, w->subject);
 		return err_report();
 	case OUTCOME_ONE_TASK:
-		result = o.tasks ? run_task(r, 0)->result : NULL;
+		result = o->tasks ? tasks[0].result : NULL;
 		why = json_string_value(json_object_get(result, "stop_reason"));
-		if (o.failed) {
+		if (o->failed) {
 			err_set(ERR_INPUT, "%s", why ?: "bad task");
 			return err_report();
 		}
-		if (o.found)
+		if (o->found)
 			return EXIT_DONE;
 		err_set(ERR_REJECTED, "no valid kernel for %s%s%s", w->subject, why ? ": " : "", why ?: "");
 		return err_report();

@@ -2,7 +2,7 @@
 #ifndef EGG_OUTCOME_H
 #define EGG_OUTCOME_H
 
-#include "run.h"
+#include "task.h"
 
 /* The run's tasks counted by what became of them. */
 struct run_outcome {
@@ -15,7 +15,8 @@ struct run_outcome {
 	const char *run_stop;	/* why the run itself stopped though no task did (run_stop_reason), or NULL */
 };
 
-void run_outcome_of(const struct run *r, struct run_outcome *o);
+/* Counts `n` tasks; `run_stop`: why the run itself stopped, or NULL. */
+void outcome_count(const struct task_state *tasks, int n, const char *run_stop, struct run_outcome *o);
 /* The status the store records for the run: "stopped" (a task stopped, or
  * the run's own record could not be written), "waiting" or "done". */
 const char *run_outcome_status(const struct run_outcome *o);
@@ -42,6 +43,7 @@ struct outcome_words {
  * not 0: stopped (3, how to go on) before waiting (4, what is awaited and
  * where) before the rule's verdict (1 or, for a bad single task, 2).
  */
-int run_outcome_exit(const struct run *r, enum outcome_rule rule, const struct outcome_words *w);
+int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks, enum outcome_rule rule,
+		     const struct outcome_words *w);
 
 #endif

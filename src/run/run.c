@@ -17,7 +17,6 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/timeutil.h"
-#include "outcome.h"
 
 struct run {
 	struct run_shared shared;
@@ -374,6 +373,18 @@ void run_mark_stopped(struct run *r, const char *why)
 const char *run_stop_reason(const struct run *r)
 {
 	return r->stop_reason;
+}
+
+void run_outcome_of(const struct run *r, struct run_outcome *o)
+{
+	outcome_count(r->tasks, r->ntasks, r->stop_reason, o);
+}
+
+int run_exit_code(const struct run *r, enum outcome_rule rule, const struct outcome_words *w)
+{
+	struct run_outcome o;
+	run_outcome_of(r, &o);
+	return run_outcome_exit(&o, r->tasks, rule, w);
 }
 
 struct run_shared *run_shared(struct run *r)

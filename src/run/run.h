@@ -8,6 +8,7 @@
 #include "../eval/eval.h"
 #include "../pipeline/pipeline.h"
 #include "../util/strvec.h"
+#include "outcome.h"
 #include "task.h"
 
 /*
@@ -71,6 +72,10 @@ void run_execute(struct run *r, int jobs, enum run_progress progress);
 void run_mark_stopped(struct run *r, const char *why);
 /* Why the run stopped though no task did, or NULL (borrowed). */
 const char *run_stop_reason(const struct run *r);
+/* The run's outcome (outcome.h): its tasks counted. */
+void run_outcome_of(const struct run *r, struct run_outcome *o);
+/* The run's exit code with its one line (run_outcome_exit). */
+int run_exit_code(const struct run *r, enum outcome_rule rule, const struct outcome_words *w);
 
 const char *run_id(const struct run *r);
 int run_task_count(const struct run *r);

@@ -438,6 +438,9 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	struct pipeline_result res = { 0 };
 	char *device_text = w->recorded_device_text ? xstrdup(w->recorded_device_text)
 						     : agents_task_device_text(w->facts, w->eo.device, w->baseline);
+	char *precision_note = agents_precision_note(
+		w->eo.precision, json_is_true(json_object_get(json_object_get(w->baseline, "work"), "half")),
+		json_object_get(w->baseline, "tolerance"), w->eo.atol, w->eo.rtol);
 	json_t *summary, *run;
 	int broken;
 
@@ -450,8 +453,7 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	agents.llm = rc->llm;
 	agents.rec = w->rec;
 	agents.device_facts = device_text;
-	agents.precision_note = agents_precision_note(
-		w->eo.precision, json_is_true(json_object_get(json_object_get(w->baseline, "work"), "half")));
+	agents.precision_note = precision_note;
 	agents.task_source = w->task;
 	agents.task_name = ts->task_id;
 	agents.max_tokens = rc->task_max_tokens;
@@ -479,6 +481,7 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	finish(rc, ts, res.waiting ? TASK_WAITING : res.infra || broken ? TASK_STOPPED : TASK_DONE,
 	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
 	pipeline_result_clear(&res);
+	free(precision_note);
 	free(device_text);
 }
 

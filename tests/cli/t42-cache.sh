@@ -73,7 +73,7 @@ check "the same baseline again is read from the cache" test "$(json_get "$OUT" '
 mkdir -p "$TMP/changed/bin"
 cp "$EGG" "$TMP/changed/bin/egg"
 cp -r "$SRC/worker" "$TMP/changed/worker"
-echo "# a changed evaluator" >>"$TMP/changed/worker/egg_worker/compare.py"
+echo "# a changed evaluator" >>"$TMP/changed/worker/egg_worker/protocol/compare.py"
 EGG_SAVED=$EGG EGG=$TMP/changed/bin/egg
 run_egg eval $FAST --compile-mode none --json "$TASK" "$KERNEL"
 EGG=$EGG_SAVED

@@ -87,6 +87,9 @@ for u in users[10:]:
 assert "not worth optimizing" in users[10] and "Decisions so far" in users[10]
 # Prompts carry the device facts.
 assert all("Target: CPU with Triton's interpreter" in json.loads(r["body"])["messages"][0]["content"] for r in reqs)
+# and the tolerance the evaluator applies to the task's outputs (its default here).
+assert all("float32 outputs within |out - ref| <= 0.0001 + 0.0001 * |ref|" in r["body"].replace("\\u003c", "<")
+           for r in reqs), "the prompts state the tolerance in force"
 decisions = [json.loads(l) for l in open(os.path.join(run, "decisions.jsonl"))]
 assert any(d.get("event") == "malformed_reply" and d["action"] == "retry once" for d in decisions)
 assert any("not worth optimizing" in d.get("text", "") for d in decisions)
@@ -112,6 +115,16 @@ start_mock "$P/minimal.json"
 run_egg optimize $FAST --no-cache --no-multi-seed --no-refine --no-hw-tune --run-dir "$TMP/minimal" "$TASK"
 expect_rc 0 "--no-multi-seed --no-refine --no-hw-tune"
 check "the ablated run made only the seed, debug and repair calls" test "$(mock_requests)" -eq 3
+# --- the tolerance a run is given is the one its prompts state
+start_mock "$P/minimal.json"
+run_egg optimize $FAST --no-cache --no-multi-seed --no-refine --no-hw-tune --atol 1e-3 --rtol 2e-3 \
+	--run-dir "$TMP/tolerant" "$TASK"
+expect_rc 0 "a run with --atol 1e-3 --rtol 2e-3"
+check "its prompts state that tolerance, not the default" python3 - "$MOCK_LOG" <<'PY'
+import json, sys
+bodies = [json.loads(l)["body"].replace("\\u003c", "<") for l in open(sys.argv[1])]
+assert bodies and all("<= 0.001 + 0.002 * |ref|" in b and "0.0001 + 0.0001" not in b for b in bodies), bodies[0][:3000]
+PY
 check "its trajectory ends at the repaired seed" python3 -c "
 import json; t = json.load(open('$TMP/minimal/trajectory.json'))
 assert [s['candidate'] for s in t] == ['seed1', 'seed1.r1'], t"

@@ -144,9 +144,26 @@ void suite_reply(void)
 			free(t3);
 			json_decref(b);
 		}
-		CHECK(strstr(agents_precision_note("fp32", 0), "\"tf32x3\"") &&
-		      strstr(agents_precision_note("fp32", 1), "fp16/bf16: keep its dtypes"),
-		      "the precision rule follows the run's precision and the task's dtypes");
+		{
+			json_t *tol = json_pack("[{s:s, s:s, s:f, s:f, s:b}, {s:s, s:s, s:f, s:f, s:b}, {s:s, s:s, s:b}]",
+						"output", "0", "dtype", "float32", "atol", 1e-3, "rtol", 1e-3, "exact", 0,
+						"output", "1", "dtype", "float32", "atol", 1e-3, "rtol", 1e-3, "exact", 0,
+						"output", "2", "dtype", "int64", "exact", 1);
+			char *n1 = agents_precision_note("fp32", 0, tol, -1, -1), *n2 = agents_precision_note("fp32", 1, NULL, -1, -1);
+			char *n3 = agents_precision_note("fp32", 0, tol, 1e-3, 2e-3);
+			CHECK(strstr(n1, "\"tf32x3\"") && strstr(n2, "fp16/bf16: keep its dtypes"),
+			      "the precision rule follows the run's precision and the task's dtypes");
+			CHECK(strstr(n1, "float32 outputs within |out - ref| <= 0.001 + 0.001 * |ref|; int64 outputs must "
+					 "match exactly.") && !strstr(n1, "1e-4"),
+			      "and states the tolerance the evaluator applies, once per dtype: %s", strstr(n1, "Tolerance"));
+			CHECK(strstr(n2, "its default for each output dtype"), "without the evaluator's word, no figure is made up");
+			CHECK(strstr(n3, "float32 outputs within |out - ref| <= 0.001 + 0.002 * |ref|; int64 outputs must match"),
+			      "--atol and --rtol are the tolerance the prompt states: %s", strstr(n3, "Tolerance"));
+			free(n3);
+			free(n1);
+			free(n2);
+			json_decref(tol);
+		}
 		free(t1);
 		free(t2);
 		json_decref(f1);

@@ -54,7 +54,7 @@ def variant_peak(tap: Tap) -> None:
     code = """
 import resource, sys, torch
 sys.path.insert(0, sys.argv[1])
-from egg_worker import inputs
+from egg_worker.protocol import inputs
 class T:
     @staticmethod
     def get_inputs():

@@ -13,7 +13,7 @@ from wlib import ROOT, TASKS, Tap, Worker  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "worker"))
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
-from egg_worker import roofline  # noqa: E402
+from egg_worker.device import roofline  # noqa: E402
 
 
 class Matmul(nn.Module):

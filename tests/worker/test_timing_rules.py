@@ -17,8 +17,8 @@ from wlib import ROOT, Tap  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "worker"))
 import torch  # noqa: E402
 
-from egg_worker import checksums  # noqa: E402
-from egg_worker.job import Verdict, timing_rules  # noqa: E402
+from egg_worker.protocol import checksums  # noqa: E402
+from egg_worker.protocol.job import Verdict, timing_rules  # noqa: E402
 
 
 def st(median: float, mean: float | None = None, cv: float = 0.01) -> dict:

@@ -1,4 +1,4 @@
-"""children.py: fork the per-job child processes (reference, candidate, baseline)
+"""children.py: fork the per-job child processes (reference, candidate, baseline, split, size, calibration)
 with clean file descriptors, their own process group and a log file; end
 them all when the worker is told to stop."""
 from __future__ import annotations

@@ -18,7 +18,8 @@ def _context() -> dict:
     import torch
     import triton
 
-    from . import probe, sandbox
+    from . import sandbox
+    from .device import probe
 
     ctx: dict = {"cpu_threads": max(1, min(int(os.environ.get("EGG_CPU_THREADS", "0")) or os.cpu_count() or 1, 16)),
                  "l2_bytes": {}}
@@ -46,7 +47,7 @@ def _device_facts(ctx: dict, device: str) -> dict:
     if device == "cpu":
         return {"name": "cpu", "l2_bytes": 0}
     from .children import spawn
-    from .probe import device_facts
+    from .device.probe import device_facts
 
     def child(ch, index):
         import torch
@@ -135,16 +136,20 @@ def _exit_when_orphaned() -> None:
 
 
 def _code_digest() -> str:
-    """SHA-256 over this worker's Python files (names and contents): egg keys
-    its cached verdicts, baselines and calibrations with it, so that an
-    evaluator changed in any way never answers from an older one's cache."""
+    """SHA-256 over this worker's Python files, its subpackages' included
+    (paths and contents): egg keys its cached verdicts, baselines and
+    calibrations with it, so that an evaluator changed in any way never
+    answers from an older one's cache."""
     h = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
-        if name.endswith(".py"):
-            h.update(name.encode() + b"\0")
-            with open(os.path.join(here, name), "rb") as f:
-                h.update(f.read() + b"\0")
+    names = []
+    for root, dirs, files in os.walk(here):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        names += [os.path.relpath(os.path.join(root, n), here) for n in files if n.endswith(".py")]
+    for name in sorted(names):
+        h.update(name.encode() + b"\0")
+        with open(os.path.join(here, name), "rb") as f:
+            h.update(f.read() + b"\0")
     return h.hexdigest()
 
 def serve(argv: list[str]) -> int:
@@ -184,8 +189,12 @@ def serve(argv: list[str]) -> int:
     import torch._dynamo  # noqa: F401
     import torch._inductor.config  # noqa: F401
 
-    from . import job as jobs
-    from . import faults, messages, probe, progress, sandbox
+    from . import faults, messages, progress, sandbox
+    from .device import job as device_jobs
+    from .device import probe
+    from .failures import InfraError, InputError, JobLost
+    from .program import job as program_jobs
+    from .protocol import job as jobs
 
     sandbox.become_subreaper()
     sandbox.set_dumpable(False)
@@ -218,9 +227,9 @@ def serve(argv: list[str]) -> int:
         "eval": (lambda req: jobs.run_eval(ctx, req), True),
         "baseline": (lambda req: jobs.run_baseline(ctx, req), True),
         "profile": (lambda req: jobs.run_profile(ctx, req), True),
-        "size": (lambda req: jobs.run_size(ctx, req), True),
-        "split": (lambda req: jobs.run_split(ctx, req), True),
-        "calibrate": (lambda req: jobs.run_calibrate(ctx, req), True),
+        "size": (lambda req: device_jobs.run_size(ctx, req), True),
+        "split": (lambda req: program_jobs.run_split(ctx, req), True),
+        "calibrate": (lambda req: device_jobs.run_calibrate(ctx, req), True),
         "shutdown": (lambda req: {}, False),
     }
     assert set(ops) == set(messages.REQUESTS)
@@ -266,11 +275,11 @@ def serve(argv: list[str]) -> int:
                 sys.stderr.write(f"egg-worker: job {rid} {op} done {result['job_digest']} at {time.time():.3f}\n")
                 sys.stderr.flush()
             reply = messages.reply_ok(rid, result)
-        except jobs.InputError as e:
+        except InputError as e:
             reply = messages.reply_error(rid, "input", str(e))
-        except jobs.JobLost as e:
+        except JobLost as e:
             reply = messages.reply_error(rid, "lost", str(e))
-        except jobs.InfraError as e:
+        except InfraError as e:
             reply = messages.reply_error(rid, "infra", str(e.args[0]), str(e.args[1]) if len(e.args) > 1 else "")
         except Exception as e:
             reply = messages.reply_error(rid, "infra", f"{type(e).__name__}: {e}", traceback.format_exc()[-3000:])
@@ -289,18 +298,18 @@ def serve(argv: list[str]) -> int:
 def _check_device(ctx: dict, req: dict, kind: str) -> None:
     """The job's device is one this worker serves ("cuda" means cuda:0);
     its facts are read once."""
-    from . import job as jobs
+    from .failures import InfraError, InputError
 
     dev = req["device"]
     if dev != "cpu" and not (dev == "cuda" or dev.startswith("cuda:")):
-        raise jobs.InputError(f"unknown device '{dev}'")
+        raise InputError(f"unknown device '{dev}'")
     if dev == "cuda":
         req["device"] = dev = "cuda:0"
     if (dev == "cpu") != (kind == "cpu"):
-        raise jobs.InputError(f"this worker serves {kind} devices, not '{dev}'")
+        raise InputError(f"this worker serves {kind} devices, not '{dev}'")
     facts = _device_facts(ctx, dev) if dev not in ctx["l2_bytes"] else None
     if facts and "error" in facts:
-        raise jobs.InfraError(facts["error"])
+        raise InfraError(facts["error"])
 
 
 def main(argv: list[str]) -> int:
@@ -308,15 +317,15 @@ def main(argv: list[str]) -> int:
     if mode == "serve":
         return serve(argv[1:])
     if mode == "probe":
-        from . import probe
+        from .device import probe
 
         return probe.main(argv[1:])
     if mode == "profile-run":
-        from . import profile_run
+        from .protocol import profile_run
 
         return profile_run.main(argv[1:])
     if mode == "ncu-selftest":
-        from . import probe
+        from .device import probe
 
         return probe.selftest_kernel()
     sys.stderr.write(f"egg-worker: unknown mode '{mode}'\n")

@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from .outputs import flatten
+from ..taskload import flatten
 
 HALF = (torch.float16, torch.bfloat16)
 
@@ -275,8 +275,8 @@ def calibration_process(job: dict) -> dict:
     its own caches in the scratch folder."""
     import os
 
-    from . import sandbox
-    from .usage import note_start
+    from .. import sandbox
+    from ..usage import note_start
 
     note_start()
     sandbox.scrub_environment()

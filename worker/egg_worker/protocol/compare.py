@@ -28,11 +28,24 @@ TRUTH_K = 10.0
 
 def tolerances(dtype: torch.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
     """fp32/fp64: 1e-4 unless the job says otherwise; fp16/bf16: 1e-2;
-    integer and boolean outputs: exact."""
+    integer and boolean outputs: exact. The one place egg's defaults are set:
+    the baseline reports them per output (default_tolerances) for the prompts."""
     if not dtype.is_floating_point:
         return (0.0, 0.0)
     base = DEFAULT_TOL.get(dtype, 1e-4)
     return (atol if atol is not None else base, rtol if rtol is not None else base)
+
+
+def default_tolerances(outputs: list) -> list[dict]:
+    """What the comparison applies to each output when the job names no
+    tolerance: [{"output", "dtype", "atol", "rtol", "exact"}]."""
+    rows = []
+    for i, t in enumerate(outputs):
+        if isinstance(t, torch.Tensor):
+            a, r = tolerances(t.dtype, None, None)
+            rows.append({"output": i, "dtype": str(t.dtype).removeprefix("torch."), "atol": a, "rtol": r,
+                         "exact": not t.dtype.is_floating_point})
+    return rows
 
 
 def _chunks(n: int, device: torch.device):

@@ -16,18 +16,20 @@ import time
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import devregion, faults, roofline, sandbox
+from .. import faults, sandbox
+from ..device import roofline
+from ..logs import exception_log, trim
+from ..messages import Cmd, Event
+from ..proto import Channel
+from ..taskload import OutputError, TaskError, build, init_inputs, load_task
+from ..usage import memory_stats, note_start
+from . import devregion
 from .checksums import checksum, checksum_close
-from .compare import TRUTH_K, compare, judge_by_truth, near_constant, tolerances
+from .compare import TRUTH_K, compare, default_tolerances, judge_by_truth, near_constant, tolerances
 from .guards import apply_precision
-from .inputs import VARIANTS, build, fresh_like, init_inputs, nbytes, trial_inputs
-from .logs import exception_log, trim
-from .messages import Cmd, Event
-from .outputs import OutputError, Region, fingerprint, layout, mismatch, results, spec
-from .proto import Channel
-from .taskload import TaskError, load_task
+from .inputs import VARIANTS, fresh_like, nbytes, trial_inputs
+from .outputs import Region, fingerprint, layout, mismatch, results, spec
 from .timing import Timer, stats
-from .usage import memory_stats, note_start
 
 
 class OutOfMemory(Exception):
@@ -423,7 +425,7 @@ def baseline(ch: Channel, job: dict) -> None:
         timer = Timer(device, job["l2_bytes"], job["clock"])
         base = trial_inputs(task, job["base_seed"], 0, device, "task")
         outs, _ = _forward(model, base, device)
-        io = {"input_bytes": nbytes(base), "output_bytes": nbytes(outs)}
+        io = {"input_bytes": nbytes(base), "output_bytes": nbytes(outs), "tolerance": default_tolerances(outs)}
         del outs
         io["work"] = _work(model, base)
     except TaskError as e:

@@ -20,9 +20,10 @@ import time
 
 import torch
 
-from .inputs import fresh_like
+from ..taskload import OutputError, flatten
 from .checksums import checksum
-from .outputs import OutputError, flatten, results
+from .inputs import fresh_like
+from .outputs import results
 
 
 def _persisting_l2_reset():

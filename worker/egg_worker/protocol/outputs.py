@@ -1,5 +1,6 @@
-"""outputs.py: a forward's result as a flat list of tensors, and the shared
-region that carries a candidate's outputs to the reference process.
+"""outputs.py: what a forward produced (its result as a flat list of
+tensors, taskload.flatten, and the inputs it modifies in place), and the
+shared region that carries a candidate's outputs to the reference process.
 
 Every output form a task may return is accepted: a tensor (0-dim included),
 lists and tuples of them (nested), integer and boolean tensors,
@@ -27,6 +28,8 @@ import threading
 
 import torch
 
+from ..taskload import flatten
+
 # Python number kinds, carried as 0-dim tensors of these dtypes.
 SCALAR_DTYPES = {"float": torch.float64, "int": torch.int64, "bool": torch.bool}
 DTYPES = {
@@ -35,50 +38,7 @@ DTYPES = {
     "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
 }
 NAMES = {v: k for k, v in DTYPES.items()}
-MAX_DEPTH = 4
-MAX_OUTPUTS = 64
 ALIGN = 4096
-
-
-class OutputError(Exception):
-    """A forward's result is not a supported output form."""
-
-
-def flatten(result) -> tuple[list[torch.Tensor], list[str]]:
-    """(tensors, kinds): the tensors of a forward's result in order, nested
-    lists and tuples flattened; Python numbers become 0-dim tensors with the
-    kind "float", "int" or "bool" (tensors have kind "tensor"). Iterative,
-    not a recursive closure: a closure that calls itself is a reference
-    cycle, and would keep many-GB outputs alive until the next collection."""
-    tensors: list[torch.Tensor] = []
-    kinds: list[str] = []
-    stack = [(result, 0)]
-    while stack:
-        o, depth = stack.pop()
-        if isinstance(o, torch.Tensor):
-            tensors.append(o)
-            kinds.append("tensor")
-        elif isinstance(o, bool):
-            tensors.append(torch.tensor(o, dtype=torch.bool))
-            kinds.append("bool")
-        elif isinstance(o, int):
-            tensors.append(torch.tensor(o, dtype=torch.int64))
-            kinds.append("int")
-        elif isinstance(o, float):
-            tensors.append(torch.tensor(o, dtype=torch.float64))
-            kinds.append("float")
-        elif isinstance(o, (list, tuple)) and depth < MAX_DEPTH:
-            stack.extend((e, depth + 1) for e in reversed(o))
-        elif hasattr(o, "item") and hasattr(o, "dtype") and getattr(o, "shape", None) == ():
-            stack.append((o.item(), depth))  # a numpy scalar
-        else:
-            raise OutputError(f"forward returned {_form(result)}, which holds a {type(o).__name__}; "
-                              "expected a tensor, a number, or a list/tuple of them")
-        if len(tensors) > MAX_OUTPUTS:
-            raise OutputError(f"forward returned more than {MAX_OUTPUTS} outputs")
-    if not tensors:
-        raise OutputError(f"forward returned {_form(result)} with no tensor or number in it")
-    return tensors, kinds
 
 
 def results(result, inputs: list, mutated: list) -> tuple[list[torch.Tensor], list[str]]:
@@ -88,12 +48,6 @@ def results(result, inputs: list, mutated: list) -> tuple[list[torch.Tensor], li
     An in-place operator's result is the state it leaves behind."""
     tensors, kinds = flatten(result)
     return tensors + [inputs[k] for k in mutated], kinds + ["tensor"] * len(mutated)
-
-
-def _form(result) -> str:
-    if isinstance(result, (list, tuple)):
-        return f"a {type(result).__name__} of {len(result)}"
-    return f"a {type(result).__name__}"
 
 
 def spec(t: torch.Tensor, kind: str) -> dict:

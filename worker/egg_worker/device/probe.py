@@ -8,7 +8,11 @@ import shutil
 import subprocess
 import sys
 
-from . import sandbox, sizes
+from .. import sandbox
+from . import sizes
+
+# worker/, the folder that holds egg-worker.py (this file is worker/egg_worker/device/probe.py).
+WORKER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _version(module: str) -> tuple[str | None, str | None]:
@@ -66,7 +70,7 @@ def ncu_facts(with_gpu: bool) -> dict:
     if not with_gpu:
         out["ncu_counters"] = "untested (no GPU)"
         return out
-    launcher = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "egg-worker.py")
+    launcher = os.path.join(WORKER_DIR, "egg-worker.py")
     rc, text = _run([ncu, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg", "--csv",
                      sys.executable, "-I", launcher, "ncu-selftest"], 240)
     if "ERR_NVGPUCTRPERM" in text:
@@ -125,8 +129,7 @@ def probe(with_ncu: bool = True) -> dict:
     if out["root"]:
         import tempfile
 
-        paths = [os.path.dirname(os.__file__), sys.executable,
-                 os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        paths = [os.path.dirname(os.__file__), sys.executable, WORKER_DIR]
         for name in ("torch", "triton", "numpy"):
             try:
                 paths.append(os.path.dirname(__import__(name).__file__))

@@ -13,7 +13,6 @@ which a process ran out of memory is run again alone before any verdict.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import random
@@ -24,43 +23,23 @@ import sys
 import tempfile
 import time
 
-from . import candidate, devregion, faults, progress, reference, roofline, sandbox, sizes, static_scan
-from .children import OUTSIDE_KILLS
-from .children import Child, spawn, sweep_orphans
-from .locks import DeviceWork, device_lock, occupancy
-from .logs import trim
-from .messages import Cmd, Event
+from .. import faults, progress, sandbox
+from ..children import OUTSIDE_KILLS, Child, spawn, sweep_orphans
+from ..device import sizes
+from ..device.job import run_size
+from ..failures import InfraError, InputError, JobLost, lost_if_killed
+from ..locks import DeviceWork, device_lock, occupancy
+from ..logs import trim
+from ..messages import Cmd, Event
+from ..proto import ChannelClosed, Deadline
+from . import candidate, devregion, reference, static_scan
 from .outputs import Region
-from .proto import ChannelClosed, Deadline
-from .taskload import TaskError
 from .timing import stats
 
 STAGES = ("load", "compile", "run", "correctness", "integrity", "timing")
 CAL_CALLS = 20  # calls of each calibration loop (the timed loop's cost without the call)
-
-
-class InputError(Exception):
-    """The job's task is unusable (the user's input error)."""
-
-
-class InfraError(Exception):
-    """The worker could not do the job (not the candidate's fault)."""
-
-
-class JobLost(Exception):
-    """A process of the job was killed from outside (children.OUTSIDE_KILLS):
-    whatever it would have answered is void, and egg runs the job again on a
-    fresh worker (reply kind "lost"), never judging the candidate by it."""
-
-
-def _lost_if_killed(c: Child) -> None:
-    why = c.killed_from_outside()
-    if why and "OOM killer" in why:
-        raise JobLost(f"the job's {c.role} process was {why}: evaluate it with smaller sizes, on a device with "
-                      "more memory, or with fewer jobs at once")
-    if why:
-        raise JobLost(f"the job's {c.role} process was {why} from outside the worker (a cancelled Slurm step, "
-                      "the OOM killer or an operator)")
+# worker/, the folder that holds egg-worker.py (this file is worker/egg_worker/protocol/job.py).
+WORKER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _seed() -> int:
@@ -145,7 +124,7 @@ def _candidate_msg(c: Child, deadline: float, stage: str) -> dict:
     except Deadline:
         raise Verdict(stage, "timed out", c.log_tail()) from None
     except (ChannelClosed, ValueError):
-        _lost_if_killed(c)
+        lost_if_killed(c)
         raise Verdict(stage, f"candidate process {c.describe_exit()} without a result", c.log_tail()) from None
     if msg.get("event") == Event.HARNESS_ERROR:
         raise InfraError(f"egg's evaluation harness failed in the candidate's process while "
@@ -176,7 +155,7 @@ def _reference_msg(r: Child, deadline: float) -> dict:
     except Deadline:
         raise InfraError("the reference process timed out") from None
     except (ChannelClosed, ValueError):
-        _lost_if_killed(r)
+        lost_if_killed(r)
         raise InfraError(f"the reference process {r.describe_exit()}", trim(r.log_tail(4000), 3000)) from None
     if msg.get("event") == Event.OOM:
         raise ReferenceOOM(str(msg.get("error")), msg.get("memory") or {})
@@ -187,71 +166,6 @@ def _reference_msg(r: Child, deadline: float) -> dict:
 
 def _gb(n) -> str:
     return f"{(n or 0) / 1e9:.2f} GB"
-
-
-def run_size(ctx: dict, job: dict) -> dict:
-    """The task's input, output and parameter bytes (meta device, in a
-    throwaway child; remembered per task text) and an evaluation's expected
-    need."""
-    key = hashlib.sha256(job["task_source"].encode()).hexdigest()
-    cache = ctx.setdefault("sizes", {})
-    if key not in cache:
-        scratch = tempfile.mkdtemp(prefix="egg-size-")
-        try:
-            path = sizes.task_file(scratch, job["task_source"])
-
-            def child(ch):
-                try:
-                    ch.send(sizes.measure(path))
-                except TaskError as e:
-                    ch.send({"task_error": str(e)})
-
-            c = spawn(child, "size", os.path.join(scratch, "size.log"))
-            try:
-                got = c.ch.recv(time.monotonic() + 120)
-            except (Deadline, ChannelClosed, ValueError):
-                _lost_if_killed(c)
-                got = {"error": f"the size probe {c.describe_exit()}"}
-            finally:
-                c.kill()
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        if "task_error" in got:
-            raise InputError(got["task_error"])
-        got["need_bytes"] = sizes.need_bytes(got)
-        cache[key] = got
-    return dict(cache[key])
-
-
-def run_split(ctx: dict, job: dict) -> dict:
-    """A program cut into subgraphs (split.py), in a child of its own (it
-    runs the user's program); with `measure`, alone on the device, each
-    subgraph's share of the program's eager time there."""
-    from . import split
-
-    scratch = tempfile.mkdtemp(prefix="egg-split-")
-    try:
-        path = sizes.task_file(scratch, job["task_source"])
-        s_job = {"task_path": path, "task_source": job["task_source"], "device": job["device"],
-                 "measure": job["measure"], "iters": job["iters"], "name": job["name"]}
-        progress.step("split: tracing the program" + (" and measuring its parts" if job["measure"] else ""))
-        with occupancy(job, alone=job["measure"]), (device_lock(job) if job["measure"] else
-                                                     contextlib.nullcontext()):
-            c = spawn(split.child, "split", os.path.join(scratch, "split.log"), s_job)
-            try:
-                got = c.ch.recv(time.monotonic() + float(job["timeout_s"]))
-            except (Deadline, ChannelClosed, ValueError):
-                _lost_if_killed(c)
-                raise InfraError(f"the split process {c.describe_exit()}", trim(c.log_tail(3000), 3000)) from None
-            finally:
-                c.kill()
-        if "error" in got:
-            if got.get("input"):
-                raise InputError(got["error"])
-            raise InfraError(f"egg's split failed: {got['error']}", str(got.get("log", "")))
-        return got["plan"]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _refuse_if_too_big(ctx: dict, job: dict, processes: int = 2) -> None:
@@ -631,43 +545,12 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
                "output_bytes": msg.get("output_bytes"), "peak_bytes": mem.get("gpu_peak_bytes") or
                max(0, (mem.get("rss_peak_bytes") or 0) - (mem.get("rss_start_bytes") or 0)),
                "eager_peak_bytes": (msg.get("eager_peak") or {}).get("gpu_peak_bytes"), "work": msg.get("work"),
+               "tolerance": msg.get("tolerance") or [],
                **held.as_dict()}
         return out
     finally:
         sweep_orphans(set())
         scratch.remove()
-
-
-def run_calibrate(ctx: dict, job: dict) -> dict:
-    """The device's peaks (roofline.calibrate), measured in a fresh process
-    alone on the device (no other job's work beside it)."""
-    scratch = tempfile.mkdtemp(prefix="egg-calibrate-")
-    c_job = {"device": job["device"], "scratch": scratch, "cpu_threads": ctx["cpu_threads"]}
-
-    def child(ch):
-        try:
-            ch.send(roofline.calibration_process(c_job))
-        except Exception as e:
-            ch.send({"error": f"{type(e).__name__}: {e}"[:500]})
-
-    try:
-        progress.step("calibration: waiting for the device")
-        with occupancy(job, alone=True), device_lock(job) as held:
-            progress.step("calibration: measuring bandwidth and arithmetic peaks")
-            c = spawn(child, "calibrate", os.path.join(scratch, "calibrate.log"))
-            try:
-                got = c.ch.recv(time.monotonic() + float(job["timeout_s"]))
-            except (Deadline, ChannelClosed, ValueError):
-                _lost_if_killed(c)
-                got = {"error": f"the calibration process {c.describe_exit()}"}
-            finally:
-                c.kill()
-        if "error" in got:
-            raise InfraError(f"device calibration failed: {got['error']}")
-        return dict(got, **held.as_dict())
-    finally:
-        sweep_orphans(set())
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_profile(ctx: dict, job: dict) -> dict:
@@ -686,7 +569,7 @@ def run_profile(ctx: dict, job: dict) -> dict:
     job_path = os.path.join(scratch.path, "profile-job.json")
     with open(job_path, "w") as f:
         json.dump(p_job, f)
-    launcher = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "egg-worker.py")
+    launcher = os.path.join(WORKER_DIR, "egg-worker.py")
     ncu = job["ncu"] or shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     argv = [ncu] + list(job["ncu_args"]) + [sys.executable, "-I", launcher, "profile-run", job_path]
     env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in sandbox.SECRET_MARKS)}

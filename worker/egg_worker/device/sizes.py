@@ -10,8 +10,6 @@ refused.
 """
 from __future__ import annotations
 
-import os
-
 # An evaluation's two processes each peak at about three times the task's
 # inputs plus outputs (the inputs and a trial variant made from them, the
 # outputs, the shared region; more while a float64 check runs), and each
@@ -24,9 +22,7 @@ def measure(task_path: str) -> dict:
     the meta device, run the forward there."""
     import torch
 
-    from .inputs import init_inputs
-    from .outputs import flatten
-    from .taskload import load_task
+    from ..taskload import flatten, init_inputs, load_task
 
     task = load_task(task_path, "egg_task_s")
     out: dict = {"input_bytes": None, "output_bytes": None, "param_bytes": None}
@@ -75,10 +71,3 @@ def available_host_bytes() -> int | None:
 
 def gb(n: int | None) -> str:
     return "?" if n is None else f"{n / 1e9:.1f} GB"
-
-
-def task_file(scratch: str, source: str) -> str:
-    path = os.path.join(scratch, "task.py")
-    with open(path, "w") as f:
-        f.write(source)
-    return path

@@ -25,16 +25,17 @@ import traceback
 
 import torch
 
-from . import checksums, devregion, faults, sandbox
+from .. import faults, sandbox
+from ..logs import exception_log, trim
+from ..messages import Cmd, Event
+from ..proto import Channel
+from ..taskload import OutputError, TaskError, build, init_inputs, load_module, load_task, size_constants
+from ..usage import memory_stats, note_start
+from . import checksums, devregion
 from .guards import Guard, apply_precision, candidate_threads, global_flags
-from .inputs import build, fresh_like, init_inputs, trial_inputs
-from .logs import exception_log, trim
-from .messages import Cmd, Event
-from .outputs import OutputError, Region, fingerprint, mismatch, results, spec, write_outputs
-from .proto import Channel
-from .taskload import TaskError, load_module, load_task, size_constants
+from .inputs import fresh_like, trial_inputs
+from .outputs import Region, fingerprint, mismatch, results, spec, write_outputs
 from .timing import Timer
-from .usage import memory_stats, note_start
 
 
 class Failure(Exception):

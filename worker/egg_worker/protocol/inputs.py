@@ -1,6 +1,7 @@
 """inputs.py: deterministic, varied inputs for correctness trials and timed calls.
 
-The trusted reference process and the candidate's process call the same
+Each starts from the task's own draw (taskload.task_inputs). The trusted
+reference process and the candidate's process call the same
 functions with the same hidden seeds, so they get bit-identical inputs
 without ever sharing memory. Inputs are made on the evaluation device and in
 the task's own dtypes: no float64 copy of a tensor is ever made, so the peak
@@ -8,12 +9,9 @@ stays at about twice the largest input (see PROTOCOL.md, "Memory").
 """
 from __future__ import annotations
 
-import random
-
-import numpy as np
 import torch
 
-from .taskload import TaskError
+from ..taskload import task_inputs
 
 # Correctness trials cycle through these distributions (float tensors only):
 # the task's own draw, rescaled, centred (so [0,1) data gets negatives and
@@ -21,63 +19,6 @@ from .taskload import TaskError
 # The reference process drops a variant for a trial when it takes the task
 # out of its domain (see reference.py); that trial then uses "task".
 VARIANTS = ("task", "scaled", "centred", "normal", "heavy_tailed")
-
-
-def _seed_everything(seed: int) -> None:
-    torch.manual_seed(seed)
-    random.seed(seed)
-    np.random.seed(seed % (2**32))
-
-
-def task_inputs(task, seed: int, device: torch.device) -> list:
-    """The task's own get_inputs() under a seed. Factory calls without a
-    device (torch.rand(...), as KernelBench writes them) create their tensors
-    on `device` directly: a many-GB input is never built on the host first.
-    A task whose get_inputs() fails that way is run on the CPU instead (the
-    same choice in both processes, so both still get the same values)."""
-    try:
-        if device.type != "cpu":
-            _seed_everything(seed)
-            try:
-                with torch.device(device):
-                    raw = task.get_inputs()
-            except Exception:
-                _seed_everything(seed)
-                raw = task.get_inputs()
-        else:
-            _seed_everything(seed)
-            raw = task.get_inputs()
-    except Exception as e:
-        raise TaskError(f"get_inputs() raised {type(e).__name__}: {e}") from None
-    if not isinstance(raw, (list, tuple)):
-        raise TaskError(f"get_inputs() must return a list, not {type(raw).__name__}")
-    return list(raw)
-
-
-def build(cls, init: list, seed: int, device: torch.device):
-    """cls(*init) under `seed`, built on `device` directly (a large model's
-    weights are initialised there, not on the CPU and then copied: for a
-    32768-wide MLP that is seconds instead of a minute). A class whose
-    constructor cannot run that way is built on the CPU instead: the same
-    choice in every process, so the weights agree."""
-    torch.manual_seed(seed)
-    if device.type != "cpu":
-        try:
-            with torch.device(device):
-                return cls(*init)
-        except Exception:
-            torch.manual_seed(seed)
-    return cls(*init)
-
-
-def init_inputs(task) -> list:
-    try:
-        raw = task.get_init_inputs()
-    except Exception as e:
-        raise TaskError(f"get_init_inputs() raised {type(e).__name__}: {e}") from None
-    if not isinstance(raw, (list, tuple)):
-        raise TaskError(f"get_init_inputs() must return a list, not {type(raw).__name__}")
-    return list(raw)
 
 
 def _randn(shape, dtype: torch.dtype, device: torch.device, g: torch.Generator) -> torch.Tensor:

@@ -1,0 +1,54 @@
+"""split.py: a whole program (a KernelBench-form task) cut into subgraphs that
+egg can optimize one by one (egg split; egg compose puts them back together
+around compose_runtime.py). This file chains the steps, in the split's own
+process (job.py forks it, since it runs the user's program):
+
+1. trace.py: the program built on PyTorch's meta device (nothing is
+   allocated: a 20 GB model splits on a laptop), its forward captured with
+   torch.fx, the shapes and dtypes of every value propagated;
+2. partition.py: the graph cut into fusable subgraphs in one pass in
+   program order (ops.py says what each operation is);
+3. write_tasks.py: each subgraph as a KernelBench-form task file, and the
+   plan that lists them;
+4. measure.py (with `measure`, on a device the program fits on): each
+   subgraph's share of the program's eager time there.
+"""
+from __future__ import annotations
+
+import traceback
+
+from ..taskload import TaskError, load_task
+from .measure import measure_shares
+from .partition import partition
+from .trace import SplitError, program_on_meta, traced
+from .write_tasks import write_plan
+
+
+def split(task, task_path: str, task_source: str, device: str, measure: bool, iters: int,
+          name: str | None = None) -> dict:
+    """The plan of a program: its subgraphs (with their task files) in order."""
+    model, inputs, real = program_on_meta(task)
+    gm, values, input_index = traced(model, inputs, task, task_path, real)
+    groups, kinds = partition(gm, values)
+    plan = write_plan(gm, groups, kinds, values, input_index, name or task_path, task_source)
+    if measure:
+        measure_shares(task, plan, gm, groups, device, iters)
+    for sg in plan["subgraphs"]:
+        sg.pop("_sub", None)
+        sg.pop("nodes", None)
+    return plan
+
+
+def child(ch, job: dict) -> None:
+    """The split's process (it runs the user's program): loads the task,
+    splits it, answers the plan."""
+    try:
+        task = load_task(job["task_path"], "egg_task_split")
+        plan = split(task, job["task_path"], job["task_source"], job["device"], job["measure"], job["iters"],
+                     job["name"])
+        ch.send({"event": "split", "plan": plan})
+    except (SplitError, TaskError) as e:
+        ch.send({"event": "split", "error": str(e), "input": True})
+    except Exception as e:
+        ch.send({"event": "split", "error": f"{type(e).__name__}: {str(e)[:300]}", "input": False,
+                 "log": traceback.format_exc()[-3000:]})

@@ -1,0 +1,372 @@
+"""write_tasks.py: the third step of a split: each subgraph written as a
+KernelBench-form task file (its text; egg writes the files), and the plan
+that lists them.
+
+A subgraph's task has its own `Model` (the program's layers rebuilt from
+their repr, its parameters and buffers under flat names that map back to
+the program's), `get_inputs` drawing inputs of the captured shapes and
+dtypes with the value ranges the program gives them (non-negative after a
+ReLU, rows that sum to one after a softmax), and `get_init_inputs`. Sizes
+and other non-tensor values are recomputed where they are used, and
+parameters go with the subgraphs that read them. A subgraph of views alone
+is glue: it stays PyTorch and is not a task.
+"""
+from __future__ import annotations
+
+import ast
+import keyword
+import math
+import os
+import re
+
+import torch
+import torch.fx
+import torch.nn as nn
+
+from .ops import MATMULS, op_name
+from .partition import Group, is_tensor
+from .trace import rebuildable
+
+
+# Producers whose outputs have a range of their own: how get_inputs draws a
+# value that one of them made.
+RANGE_OPS = {
+    "relu": "torch.relu({})", "relu6": "torch.clamp({}, 0, 6)", "sigmoid": "torch.sigmoid({})",
+    "tanh": "torch.tanh({})", "gelu": "torch.nn.functional.gelu({})", "silu": "torch.nn.functional.silu({})",
+    "hardtanh": "torch.clamp({}, -1, 1)", "softplus": "torch.nn.functional.softplus({})",
+    "elu": "torch.nn.functional.elu({})", "mish": "torch.nn.functional.mish({})", "exp": "torch.exp({})",
+    "abs": "torch.abs({})", "hardswish": "torch.nn.functional.hardswish({})",
+    "hardsigmoid": "torch.nn.functional.hardsigmoid({})", "leaky_relu": "torch.nn.functional.leaky_relu({}, 0.01)",
+}
+
+
+def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, program_path: str,
+               task_source: str) -> dict:
+    """The plan of a program: its inputs, its output expression, and its
+    subgraphs in order, each with its task file's name and text."""
+    mods = dict(gm.named_modules())
+    producers = {n.name: op_name(n, mods) for n in gm.graph.nodes if n.op in ("call_module", "call_function",
+                                                                                "call_method")}
+    # A value made by a dropout or a view has the range of what went into it.
+    for n in gm.graph.nodes:
+        if producers.get(n.name) in ("dropout", "view", "reshape", "flatten", "contiguous", "identity", "permute",
+                                     "transpose") and n.all_input_nodes:
+            producers[n.name] = producers.get(n.all_input_nodes[0].name, producers[n.name])
+    # Which of get_inputs()'s values each placeholder takes.
+    program_inputs = {n.name: input_index[n.target] for n in gm.graph.nodes
+                      if n.op == "placeholder" and n.target in input_index}
+    # The composed forward takes the program's inputs in get_inputs() order.
+    placeholders = sorted(program_inputs, key=program_inputs.get)
+    compute = [g for g in groups if g.compute(kinds)]
+    count = len(compute)
+    subgraphs, k = [], 0
+    for g in groups:
+        glue = not g.compute(kinds)
+        if not glue:
+            k += 1
+        sg = subgraph_source(gm, program_path, k if not glue else 0, count, g, kinds, values, producers,
+                             program_inputs, task_source)
+        sg["glue"] = glue
+        sg["share"] = sg["eager_ms"] = None
+        if glue:
+            sg["file"] = f"glue_{len(subgraphs):02d}.py"
+            sg["name"] = "glue: " + sg["name"]
+        subgraphs.append(sg)
+    return {"program": os.path.basename(program_path), "inputs": placeholders, "output": _program_output(gm),
+            "subgraphs": subgraphs, "measured_on": None, "eager_ms": None}
+
+
+def _plain(v):
+    """A Python number, or a tuple of them (a torch.Size as a tuple), or None."""
+    if isinstance(v, bool) or isinstance(v, (int, float)):
+        return v
+    if isinstance(v, (tuple, list, torch.Size)) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                         for x in v):
+        return tuple(v)
+    return None
+
+
+def _flat(name: str) -> str:
+    s = re.sub(r"\W", "_", name)
+    if not s or s[0].isdigit() or keyword.iskeyword(s):
+        s = "m_" + s
+    return s
+
+
+def _scalar_closure(nodes: list, members: set, kinds: dict) -> list:
+    """The non-tensor nodes (sizes, shapes, arithmetic on them) and get_attr
+    nodes that the group's nodes read, recursively, to be recomputed in it."""
+    need, stack = [], [a for n in nodes for a in n.all_input_nodes]
+    seen = set(members)
+    while stack:
+        a = stack.pop()
+        if a.name in seen:
+            continue
+        if a.op == "get_attr" or kinds.get(a.name) == "scalar":
+            seen.add(a.name)
+            need.append(a)
+            stack.extend(a.all_input_nodes)
+    return need
+
+
+def _dtype_text(d: torch.dtype) -> str:
+    return str(d).replace("torch.", "torch.")
+
+
+def _draw(value: torch.Tensor, producer: str | None, softmax_dim: int | None) -> str:
+    """An expression drawing a tensor like `value` (shape, dtype, range)."""
+    shape = ", ".join(str(s) for s in value.shape) or ""
+    shape_t = f"({shape},)" if len(value.shape) == 1 else f"({shape})"
+    d = value.dtype
+    if d == torch.bool:
+        return f"torch.rand{shape_t} < 0.5"
+    if not d.is_floating_point:
+        return f"torch.randint(0, 2, {shape_t}, dtype={_dtype_text(d)})"
+    base = f"torch.randn{shape_t}" if shape else "torch.randn(())"
+    if producer in ("softmax", "log_softmax") and softmax_dim is not None:
+        base = f"torch.{producer}({base}, dim={softmax_dim})"
+    elif producer in RANGE_OPS:
+        base = RANGE_OPS[producer].format(base)
+    if d != torch.float32:
+        base = f"({base}).to({_dtype_text(d)})"
+    return base
+
+
+def _softmax_dim(n: torch.fx.Node) -> int | None:
+    dim = n.kwargs.get("dim")
+    if dim is None and len(n.args) > 1:
+        dim = n.args[1]
+    return dim if isinstance(dim, int) else -1
+
+
+def _constant_expr(t: torch.Tensor) -> str | None:
+    """A short expression for a tensor of a recognisable pattern."""
+    if t.device.type == "meta" or t.numel() == 0:
+        return None
+    shape = tuple(t.shape)
+    d = _dtype_text(t.dtype)
+    x = t.detach().float()
+    if bool((x == 0).all()):
+        return f"torch.zeros({shape}, dtype={d})"
+    if bool((x == 1).all()):
+        return f"torch.ones({shape}, dtype={d})"
+    if x.dim() >= 2:
+        sq = x.reshape(-1, x.shape[-2], x.shape[-1])
+        if sq.shape[-1] == sq.shape[-2]:
+            tri = torch.tril(torch.ones(sq.shape[-2:], dtype=x.dtype))
+            if bool((sq == tri).all()):
+                return f"torch.tril(torch.ones({sq.shape[-1]}, {sq.shape[-1]}, dtype={d})).reshape({shape})"
+            eye = torch.eye(sq.shape[-1], dtype=x.dtype)
+            if bool((sq == eye).all()):
+                return f"torch.eye({sq.shape[-1]}, dtype={d}).reshape({shape})"
+    if t.numel() <= 256:
+        vals = t.detach().reshape(-1).tolist()
+        return f"torch.tensor({vals!r}, dtype={d}).reshape({shape})"
+    return None
+
+
+def _param_expr(t: torch.Tensor, is_param: bool) -> tuple[str, str | None]:
+    """The expression that makes a parameter or buffer, and a note when its
+    values are not the program's."""
+    exact = _constant_expr(t)
+    if exact:
+        expr, note = exact, None
+    elif t.device.type != "meta" and t.is_floating_point() and t.numel() > 1:
+        std, mean = torch.std_mean(t.detach().float())
+        expr = f"torch.randn({tuple(t.shape)}, dtype={_dtype_text(t.dtype)}) * {float(std):.6g} + {float(mean):.6g}"
+        note = "random with the program's mean and standard deviation"
+    else:
+        fan_in = t.shape[-1] if t.dim() else 1
+        scale = 1 / math.sqrt(max(1, fan_in))
+        expr = f"(torch.rand({tuple(t.shape)}) * {2 * scale:.6g} - {scale:.6g}).to({_dtype_text(t.dtype)})"
+        note = "random (the program was built on the meta device: its values were not read)"
+    return (f"nn.Parameter({expr})" if is_param else expr), note
+
+
+def _imports_for(globals_: dict) -> list:
+    lines = []
+    for name, obj in sorted(globals_.items()):
+        if name in ("inf", "nan"):
+            lines.append(f"{name} = float({name!r})")
+            continue
+        if name in ("torch", "NoneType", "device", "fx_pytree", "pytree"):
+            continue
+        mod = getattr(obj, "__module__", None)
+        if isinstance(obj, type(os)):
+            lines.append(f"import {obj.__name__} as {name}" if obj.__name__ != name else f"import {name}")
+        elif mod and getattr(obj, "__qualname__", None) and "." not in obj.__qualname__:
+            lines.append(f"from {mod} import {obj.__qualname__} as {name}" if obj.__qualname__ != name
+                         else f"from {mod} import {name}")
+        elif mod and hasattr(obj, "__name__") and mod.startswith("torch"):
+            lines.append(f"{name} = torch.ops.{str(obj).replace('torch.ops.', '')}" if "ops" in str(obj)
+                         else f"from {mod} import {obj.__name__} as {name}")
+    return lines
+
+
+def _program_inputs_source(task_source: str) -> str:
+    """The program's own input code (its constants, helpers and get_inputs,
+    renamed _program_inputs), for subgraphs that take the program's inputs."""
+    tree = ast.parse(task_source)
+    keep = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
+            keep.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name not in ("get_init_inputs",):
+            if node.name == "get_inputs":
+                node.name = "_program_inputs"
+            keep.append(node)
+    return ast.unparse(ast.Module(body=keep, type_ignores=[]))
+
+
+def _label(gm, nodes: list, kinds: dict) -> str:
+    """conv1+bn1+relu: the layers (their names in the program) and functions
+    of a subgraph; "attention" for scores, softmax and weighted sum."""
+    mods = dict(gm.named_modules())
+    names = [op_name(n, mods) for n in nodes]
+    if "softmax" in names and sum(x in MATMULS or x == "__matmul__" for x in names) >= 2:
+        return "attention"
+    if "scaled_dot_product_attention" in names:
+        return "attention (sdpa)"
+    parts = []
+    for n in nodes:
+        if kinds[n.name] == "view":
+            continue
+        if n.op == "call_module":
+            p = n.target
+            if parts and "." in p:
+                prev_prefix = parts[-1].rsplit(".", 1)[0] + "." if "." in parts[-1] else None
+                # layer1.0.conv1+bn1: a shared prefix is said once, unless what
+                # is left is a bare index (network.0+network.1).
+                if prev_prefix and p.startswith(prev_prefix) and not p[len(prev_prefix):].isdigit():
+                    p = p[len(prev_prefix):]
+        else:
+            p = op_name(n, dict(gm.named_modules()))
+        if not parts or parts[-1] != p:
+            parts.append(p)
+    if len(parts) > 5:
+        parts = parts[:3] + ["..."] + parts[-1:]
+    text = "+".join(parts) or "view"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kinds: dict, values: dict,
+                    producers: dict, program_inputs: set, task_source: str) -> dict:
+    """The task file of one subgraph and what the plan says of it."""
+    mods = dict(gm.named_modules())
+    members = {n.name for n in g.nodes}
+    extra = _scalar_closure(g.nodes, members, kinds)
+    order = {n.name: i for i, n in enumerate(gm.graph.nodes)}
+    body = sorted(extra + g.nodes, key=lambda n: order[n.name])
+    # Sizes and numbers made from sizes are constants (the shapes are fixed):
+    # a subgraph then needs no tensor just to read its size.
+    constants = {n.name: _plain(values.get(n.name)) for n in body
+                 if kinds.get(n.name) == "scalar" and _plain(values.get(n.name)) is not None}
+    body = [n for n in body if n.name not in constants]
+    inside = {n.name for n in body}
+    inputs = []
+    for n in body:
+        for a in n.all_input_nodes:
+            if a.name not in inside and a.name not in constants and a.name not in [i.name for i in inputs]:
+                inputs.append(a)
+    outputs = [n for n in g.nodes if any(u.name not in members or u.op == "output" for u in n.users)]
+    graph = torch.fx.Graph()
+    env, root, params, notes, init_lines = {}, nn.Module(), {}, [], []
+    for i, a in enumerate(inputs):
+        env[a.name] = graph.placeholder(_flat(a.name))
+    env.update(constants)
+    for n in body:
+        if n.op == "call_module":
+            flat = _flat(n.target)
+            if not hasattr(root, flat):
+                m = mods[n.target]
+                expr = rebuildable(m)
+                root.add_module(flat, m)
+                init_lines.append(f"self.{flat} = {expr}")
+                for k in m.state_dict():
+                    params[f"{flat}.{k}"] = f"{n.target}.{k}"
+            env[n.name] = graph.call_module(flat, tuple(torch.fx.map_arg(n.args, lambda x: env[x.name])),
+                                            {k: torch.fx.map_arg(v, lambda x: env[x.name]) for k, v in n.kwargs.items()})
+        elif n.op == "get_attr":
+            flat = _flat(n.target)
+            if not hasattr(root, flat):
+                t = values[n.name]
+                is_param = isinstance(t, nn.Parameter)
+                if is_param:
+                    root.register_parameter(flat, t)
+                else:
+                    root.register_buffer(flat, t)
+                expr, note = _param_expr(_real_attr(gm, n.target, t), is_param)
+                init_lines.append(f"self.{flat} = {expr}" if is_param else f"self.register_buffer({flat!r}, {expr})")
+                params[flat] = n.target
+                if note:
+                    notes.append(f"{n.target}: {note}")
+            env[n.name] = graph.get_attr(flat)
+        else:
+            env[n.name] = graph.node_copy(n, lambda x: env[x.name])
+    out = [env[o.name] for o in outputs]
+    graph.output(out[0] if len(out) == 1 else tuple(out))
+    sub = torch.fx.GraphModule(root, graph)
+    code = graph.python_code("self")
+    src_lines = [line for line in code.src.strip("\n").splitlines()
+                 if not line.strip().startswith("torch.fx._symbolic_trace.wrap(")]
+    forward = "\n".join("    " + line if line.strip() else "" for line in src_lines)
+    label = _label(gm, g.nodes, kinds)
+    ops = [op_name(n, mods) for n in g.nodes if kinds[n.name] != "view"]
+    # Inputs: how to draw each.
+    draws, uses_program = [], False
+    for a in inputs:
+        v = values[a.name]
+        if a.op == "placeholder":
+            draws.append(f"_program_inputs()[{program_inputs[a.name]}]")
+            uses_program = True
+        elif is_tensor(v):
+            prod = producers.get(a.name)
+            draws.append(_draw(v, prod, _softmax_dim(a) if prod in ("softmax", "log_softmax") else None))
+        else:
+            draws.append(repr(v))
+    used = set(re.findall(r"\b\w+\b", forward))
+    imports = _imports_for({k: v for k, v in code.globals.items() if k in used})
+    file_name = f"{index:02d}_{_flat(label.replace('+', '_'))[:50]}.py"
+    doc = (f'"""Subgraph {index} of {count} of {os.path.basename(program_path)} (egg split): {label}.\n\n'
+           f"It computes {', '.join(ops) or 'views'}; its inputs are the program's values "
+           f"{', '.join(a.name for a in inputs)}, its outputs {', '.join(o.name for o in outputs)}.")
+    if params:
+        doc += "\nIts parameters and buffers are the program's: " + ", ".join(f"{k} <- {v}" for k, v in params.items())
+    if notes:
+        doc += "\nValues: " + "; ".join(notes)
+    doc += '\n"""'
+    lines = [doc, "import torch", "import torch.nn as nn", *imports, "", ""]
+    if uses_program:
+        lines += ["# The program's own inputs (its constants and get_inputs).",
+                  _program_inputs_source(task_source), "", ""]
+    lines += ["class Model(nn.Module):", "    def __init__(self):", "        super().__init__()"]
+    lines += ["        " + s for s in init_lines] or []
+    lines += ["", forward.replace("def forward(self,", "def forward(self,", 1), "", ""]
+    lines += ["def get_inputs():", f"    return [{', '.join(draws)}]", "", "",
+              "def get_init_inputs():", "    return []", ""]
+    source = "\n".join(lines)
+    return {"name": label, "file": file_name, "ops": ops, "inputs": [a.name for a in inputs],
+            "outputs": [o.name for o in outputs], "params": params, "source": source,
+            "input_shapes": [list(values[a.name].shape) if is_tensor(values[a.name]) else None for a in inputs],
+            "notes": notes, "nodes": [n.name for n in g.nodes], "_sub": sub}
+
+
+def _real_attr(gm, target: str, t):
+    return t
+
+
+def _program_output(gm) -> str:
+    """The program's output as an expression over v[NAME]."""
+    out = [n for n in gm.graph.nodes if n.op == "output"][0]
+
+    def expr(a):
+        if isinstance(a, torch.fx.Node):
+            return f"v[{a.name!r}]"
+        if isinstance(a, (tuple, list)):
+            inner = ", ".join(expr(x) for x in a)
+            return f"({inner},)" if isinstance(a, tuple) and len(a) == 1 else (
+                f"({inner})" if isinstance(a, tuple) else f"[{inner}]")
+        if isinstance(a, dict):
+            return "{" + ", ".join(f"{k!r}: {expr(x)}" for k, x in a.items()) + "}"
+        return repr(a)
+    return expr(out.args[0])

@@ -40,6 +40,9 @@ json_t *program_kernels_in_dir(const json_t *plan, const char *dir);
  * (`kernels`: {FILE: kernel path}, borrowed) or, without one, through its
  * subgraph's PyTorch code when `keep_torch` (glue always). A subgraph
  * without a kernel and without keep_torch: NULL with ERR_INPUT naming it.
+ * The code that loads and binds the parts is the worker's
+ * egg_worker/program/compose_runtime.py (launch_worker_dir), copied in;
+ * without it, NULL with ERR_INFRA naming the path.
  * Returns {"out", "parts": [{"name", "file", "kind": "kernel"|"torch"|"glue",
  * "kernel"}], "kernel_parts", "torch_parts"} (owned).
  */

@@ -55,6 +55,9 @@ run_egg compose "$P/small_cnn.py" "$TMP/cnn" -o "$TMP/cnn_torch.py"
 expect_rc 2 "compose without kernels and without --keep-torch is refused"
 expect_err "^egg: error: subgraph 1 \(conv1\+bn1\+relu\) has no kernel: write .*01_conv1_bn1_relu.kernel.py, or pass --keep-torch" \
 	"naming the subgraph and the kernel file it needs"
+EGG_WORKER_DIR=$TMP/no-worker run_egg compose "$P/small_cnn.py" "$TMP/cnn" -o "$TMP/cnn_torch.py" --keep-torch
+expect_rc 3 "a worker folder without the compose runtime is egg's own failure (exit 3)"
+expect_err "^egg: error: .*cannot read '.*no-worker/egg_worker/program/compose_runtime.py'" "naming the file"
 for prog in small_cnn:cnn transformer_block:tb; do
 	name=${prog%%:*} dir=$TMP/${prog##*:}
 	run_egg compose "$P/$name.py" "$dir" -o "$TMP/${name}_torch.py" --keep-torch --json

@@ -47,7 +47,7 @@ int run_outcome_finished(const struct run_outcome *o)
 	return !o->stopped && !o->waiting && !o->run_stop;
 }
 
-static int stopped_exit(const struct run_outcome *o, const struct outcome_words *w)
+static int stopped_exit(const struct run_outcome *o, const struct outcome_words *w, int one_task)
 {
 	char go_on[512];
 	if (w->resume)
@@ -56,7 +56,7 @@ static int stopped_exit(const struct run_outcome *o, const struct outcome_words 
 		snprintf(go_on, sizeof(go_on), "run the same command again to go on");
 	if (!o->stopped)
 		err_set(ERR_INFRA, "%s; %s", o->run_stop, go_on);
-	else if (o->tasks == 1)
+	else if (one_task)
 		err_set(ERR_INFRA, "%s; %s", o->first_stop, go_on);
 	else
 		err_set(ERR_INFRA, "%d of %d %s(s) stopped on an infrastructure failure (first: %s); the others %s; %s",
@@ -85,7 +85,7 @@ int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks
 	const json_t *result;
 	const char *why;
 	if (o->stopped || o->run_stop)
-		return stopped_exit(o, w);
+		return stopped_exit(o, w, rule == OUTCOME_ONE_TASK);
 	if (o->waiting)
 		return waiting_exit(o, w);
 	switch (rule) {

@@ -15,13 +15,17 @@ static void print_plan(FILE *f, const char *task, const char *dir, const json_t 
 {
 	const json_t *sg;
 	size_t i;
-	int k = 0;
+	int k = 0, distinct = 0;
 	const char *on = json_string_value(json_object_get(plan, "measured_on"));
-	fprintf(f, "egg: %s in %zu subgraph(s), written to %s%s%s%s\n", task, json_array_size(json_object_get(plan,
-		"subgraphs")), dir, on ? " (shares of the eager time measured on " : "", on ? on : "", on ? ")" : "");
-	fprintf(f, "  %-3s %-44s %7s %10s  %s\n", "#", "subgraph", "share", "eager ms", "file");
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg)
+		distinct += json_integer_value(json_object_get(sg, "occurrences")) > 0;
+	fprintf(f, "egg: %s in %zu subgraph(s), %d distinct task(s), written to %s%s%s%s\n", task,
+		json_array_size(json_object_get(plan, "subgraphs")), distinct, dir,
+		on ? " (shares of the eager time measured on " : "", on ? on : "", on ? ")" : "");
+	fprintf(f, "  %-3s %-44s %7s %10s  %s\n", "#", "subgraph", "share", "eager ms", "file (task)");
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
 		int glue = json_is_true(json_object_get(sg, "glue"));
+		const char *file = json_string_value(json_object_get(sg, "file")) ?: "?", *task_file = program_task_of(sg) ?: file;
 		const json_t *share = json_object_get(sg, "share"), *ms = json_object_get(sg, "eager_ms");
 		char s[16] = "-", m[16] = "-", n[16] = "-";
 		if (json_is_number(share))
@@ -30,8 +34,10 @@ static void print_plan(FILE *f, const char *task, const char *dir, const json_t 
 			snprintf(m, sizeof(m), "%.4f", json_number_value(ms));
 		if (!glue)
 			snprintf(n, sizeof(n), "%d", ++k);
-		fprintf(f, "  %-3s %-44.44s %7s %10s  %s\n", n, json_string_value(json_object_get(sg, "name")), s, m,
-			json_string_value(json_object_get(sg, "file")));
+		fprintf(f, "  %-3s %-44.44s %7s %10s  %s", n, json_string_value(json_object_get(sg, "name")), s, m, file);
+		if (strcmp(task_file, file))
+			fprintf(f, " (as %s)", task_file);
+		fprintf(f, "\n");
 	}
 	if (json_is_number(json_object_get(plan, "eager_ms")))
 		fprintf(f, "  the whole program: %.4f ms in PyTorch eager\n",
@@ -101,7 +107,8 @@ static json_t *run_kernels(const char *store_dir, const char *run, const char *d
 	}
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
 		const char *file = json_string_value(json_object_get(sg, "file"));
-		char *want = file ? fs_join(abs_dir, file) : NULL;
+		/* A repeat's kernel is its task's. */
+		char *want = file ? fs_join(abs_dir, program_task_of(sg)) : NULL;
 		json_array_foreach(tasks, j, t) {
 			const json_t *r = json_object_get(t, "result");
 			char *path = fs_absolute(json_string_value(json_object_get(t, "path")) ?: "");

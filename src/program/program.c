@@ -73,17 +73,24 @@ json_t *program_load_plan(const char *dir)
 	return plan;
 }
 
+const char *program_task_of(const json_t *sg)
+{
+	return json_string_value(json_object_get(sg, "task")) ?: json_string_value(json_object_get(sg, "file"));
+}
+
 json_t *program_kernels_in_dir(const json_t *plan, const char *dir)
 {
 	json_t *out = json_object(), *sg;
 	size_t i;
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
 		const char *file = json_string_value(json_object_get(sg, "file"));
-		size_t n = file ? strlen(file) : 0;
+		const char *task = program_task_of(sg);
+		size_t n = task ? strlen(task) : 0;
 		char *kernel;
-		if (n < 4 || strcmp(file + n - 3, ".py"))
+		if (!file || n < 4 || strcmp(task + n - 3, ".py"))
 			continue;
-		kernel = xasprintf("%s/%.*s.kernel.py", dir, (int)(n - 3), file);
+		/* A repeated subgraph's kernel is its task's: STEM.kernel.py of the first occurrence. */
+		kernel = xasprintf("%s/%.*s.kernel.py", dir, (int)(n - 3), task);
 		if (fs_exists(kernel))
 			json_object_set_new(out, file, json_string(kernel));
 		free(kernel);
@@ -211,7 +218,10 @@ json_t *program_compose(const char *task_source, const json_t *plan, const char 
 		buf_adds(&parts, ", \"outputs\": ");
 		py_value(&parts, json_object_get(sg, "outputs"));
 		buf_adds(&parts, ",\n     \"params\": ");
-		py_value(&parts, json_object_get(sg, "params") ?: json_object());
+		/* A repeat through its task's kernel binds its own tensors under
+		 * the names the task's file gives them. */
+		py_value(&parts, (!strcmp(kind, "kernel") ? json_object_get(sg, "task_params") : NULL) ?:
+				 json_object_get(sg, "params") ?: json_object());
 		buf_adds(&parts, ",\n     \"source\": ");
 		py_string(&parts, buf_str(&src));
 		buf_adds(&parts, "},\n");

@@ -27,10 +27,14 @@
  */
 json_t *program_split(struct worker *w, const struct eval_opts *o, const char *task_path, const char *task_source,
 		      int measure, const char *dir);
+/* The task file a subgraph of the plan is optimized as: its "task" (the
+ * first occurrence's file, for a repeated subgraph), else its own "file".
+ * Borrowed. */
+const char *program_task_of(const json_t *sg);
 /* DIR/plan.json (owned), or NULL with ERR_INPUT. */
 json_t *program_load_plan(const char *dir);
 /* The kernels beside the plan's task files (DIR/STEM.kernel.py for
- * DIR/STEM.py): {FILE: PATH} (owned). */
+ * DIR/STEM.py, a repeated subgraph's being its task's): {FILE: PATH} (owned). */
 json_t *program_kernels_in_dir(const json_t *plan, const char *dir);
 
 /*

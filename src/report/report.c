@@ -452,18 +452,33 @@ void report_print_program(FILE *f, const json_t *prog)
 	char b[6][16];
 	if (!json_is_object(prog))
 		return;
-	fprintf(f, "program %s: %zu subgraph(s) (split in %s)\n", json_string_value(json_object_get(prog, "task")) ?: "?",
-		json_array_size(json_object_get(prog, "subgraphs")), json_string_value(json_object_get(prog, "split_dir")) ?: "?");
+	{
+		size_t distinct = 0;
+		json_array_foreach(json_object_get(prog, "subgraphs"), i, sg)
+			distinct += json_integer_value(json_object_get(sg, "occurrences")) > 0;
+		fprintf(f, "program %s: %zu subgraph(s), %zu distinct task(s) (split in %s)\n",
+			json_string_value(json_object_get(prog, "task")) ?: "?", json_array_size(json_object_get(prog, "subgraphs")),
+			distinct, json_string_value(json_object_get(prog, "split_dir")) ?: "?");
+	}
 	fprintf(f, "  %-40s %6s %10s %10s %9s %6s  %s\n", "subgraph", "share", "eager ms", "kernel ms", "vs eager", "%SOL",
 		"outcome");
 	json_array_foreach(json_object_get(prog, "subgraphs"), i, sg) {
 		const char *why = json_string_value(json_object_get(sg, "why"));
-		char status[40];
+		const char *file = json_string_value(json_object_get(sg, "file")) ?: "";
+		const char *task = json_string_value(json_object_get(sg, "task")) ?: file;
+		long times = (long)json_integer_value(json_object_get(sg, "occurrences"));
+		char status[40], repeat[160] = "";
 		fmt_words(json_string_value(json_object_get(sg, "status")) ?: "?", status, sizeof(status));
-		fprintf(f, "  %-40.40s %6s %10s %10s %9s %6s  %s%s%s%s\n", json_string_value(json_object_get(sg, "name")) ?: "?",
+		/* Repeated subgraphs: one task serves them all. */
+		if (strcmp(task, file))
+			snprintf(repeat, sizeof(repeat), " (as %s)", task);
+		else if (times > 1)
+			snprintf(repeat, sizeof(repeat), " (its task serves %ld subgraphs, %s of the time)", times,
+				 fmt_figure("%.1f%%", 100 * json_num(sg, "task_share"), b[5]));
+		fprintf(f, "  %-40.40s %6s %10s %10s %9s %6s  %s%s%s%s%s\n", json_string_value(json_object_get(sg, "name")) ?: "?",
 			fmt_figure("%.1f%%", 100 * json_num(sg, "share"), b[0]), fmt_figure("%.4f", json_num(sg, "eager_ms"), b[1]),
 			fmt_figure("%.4f", json_num(sg, "kernel_ms"), b[2]), fmt_figure("%.2fx", json_num(sg, "speedup_eager"), b[3]),
-			fmt_figure("%.1f%%", json_num(sg, "sol_pct"), b[4]), status,
+			fmt_figure("%.1f%%", json_num(sg, "sol_pct"), b[4]), status, repeat,
 			json_is_true(json_object_get(sg, "used")) ? " (in the program)" : "", why ? ": " : "", why ? why : "");
 	}
 	if (!json_is_true(json_object_get(prog, "finished"))) {

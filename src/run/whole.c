@@ -98,26 +98,50 @@ static json_t *compose_and_evaluate(struct whole *w, const json_t *use)
 	return evaluate_whole(w->rs, &w->eo, w->src, w->plan, w->dir, use, w->program_py, w->baseline, &w->composed);
 }
 
+/* The share of the program a subgraph's task covers: its occurrences'
+ * shares summed (a repeat's is its first occurrence's task's). */
+static double task_share(const json_t *plan, const char *task)
+{
+	const json_t *sg;
+	size_t i;
+	double sum = 0;
+	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+		if (strcmp(program_task_of(sg) ?: "", task))
+			continue;
+		if (isnan(json_num(sg, "share")))
+			return NAN;
+		sum += json_num(sg, "share");
+	}
+	return sum;
+}
+
 /* One row per subgraph of the plan, saying what becomes of it (glue, under
- * --min-share, or a task of its own, whose file joins `paths`). */
+ * --min-share, or a task: a subgraph that repeats an earlier one is that
+ * one's task, whose file alone joins `paths`). */
 static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const char *dir, struct strvec *paths)
 {
 	json_t *rows = json_array(), *sg;
 	size_t i;
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
-		double share = json_num(sg, "share");
-		const char *file = json_string_value(json_object_get(sg, "file"));
-		json_t *row = json_pack("{s:O, s:s, s:o, s:o}", "name", json_object_get(sg, "name"), "file", file,
-					"share", num_or_null(share), "eager_ms", num_or_null(json_num(sg, "eager_ms")));
+		const char *file = json_string_value(json_object_get(sg, "file")), *task = program_task_of(sg);
+		double share = task_share(plan, task);
+		json_t *row = json_pack("{s:O, s:s, s:s, s:o, s:o}", "name", json_object_get(sg, "name"), "file", file,
+					"task", task, "share", num_or_null(json_num(sg, "share")), "eager_ms",
+					num_or_null(json_num(sg, "eager_ms")));
+		json_object_set_new(row, "task_share", num_or_null(share));
+		json_object_set(row, "occurrences", json_object_get(sg, "occurrences") ?: json_null());
 		if (json_is_true(json_object_get(sg, "glue"))) {
 			set_outcome(row, SG_GLUE, json_string("views only: stays PyTorch"));
 		} else if (!isnan(share) && share < wo->min_share) {
-			set_outcome(row, SG_SKIPPED, json_sprintf("%.1f%% of the eager time, under --min-share %.1f%%",
-								  100 * share, 100 * wo->min_share));
+			set_outcome(row, SG_SKIPPED, json_sprintf("%.1f%% of the eager time%s, under --min-share %.1f%%",
+								  100 * share, strcmp(task, file) ? " with its repeats" : "",
+								  100 * wo->min_share));
 		} else {
-			char *p = fs_join(dir, file);
-			strvec_push(paths, p);
-			free(p);
+			if (!strcmp(task, file)) {
+				char *p = fs_join(dir, file);
+				strvec_push(paths, p);
+				free(p);
+			}
 			set_outcome(row, SG_TASK, NULL);
 		}
 		json_array_append_new(rows, row);
@@ -169,10 +193,14 @@ static json_t *collect_kernels(struct run *r, json_t *rows, int cpu, int *unfini
 	for (int t = 0; t < run_task_count(r); t++) {
 		const struct task_state *ts = run_task(r, t);
 		const char *base = strrchr(ts->path, '/') ? strrchr(ts->path, '/') + 1 : ts->path;
-		json_array_foreach(rows, i, sg)
-			if (!strcmp(json_string_value(json_object_get(sg, "file")) ?: "", base) &&
-			    take_result(sg, ts, cpu, unfinished))
-				json_object_set(kernels, base, json_object_get(ts->result, "final_kernel"));
+		/* Every occurrence of the task: each takes its outcome and kernel. */
+		json_array_foreach(rows, i, sg) {
+			int repeat = strcmp(json_string_value(json_object_get(sg, "file")) ?: "", base), ignored = 0;
+			if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", base) &&
+			    take_result(sg, ts, cpu, repeat ? &ignored : unfinished))
+				json_object_set(kernels, json_string_value(json_object_get(sg, "file")),
+						json_object_get(ts->result, "final_kernel"));
+		}
 	}
 	return kernels;
 }

@@ -51,7 +51,9 @@ struct whole_opts {
  *
  * Returns the program summary (owned; also RUN_DIR/program.json, which the
  * reports read): {"task", "split_dir", "composed", "subgraphs": [{"name",
- * "file", "share", "eager_ms", "status", "why", "kernel_ms",
+ * "file", "task" (the task it is optimized as: a repeated subgraph's is its
+ * first occurrence's, whose kernel serves it), "occurrences", "task_share",
+ * "share", "eager_ms", "status", "why", "kernel_ms",
  * "speedup_eager", "sol_pct", "roofline_ms", "used"}], "end_to_end":
  * {verdict, stage, reason, kernel_ms, eager_ms, compile_ms, speedup_eager,
  * speedup_compile, allow_torch}, "amdahl": {"parts_speedup",

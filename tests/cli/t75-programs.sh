@@ -189,4 +189,54 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["all"]["tasks"] == 3 and j["all"]["success"] == 1, j["all"]
 PY
+
+# --- repeated subgraphs are one task: the same block at every layer, with
+# its own weights, is written once as a task however many layers there are,
+# and one kernel serves every occurrence, each binding its own tensors.
+export EGG_STORE=$TMP/store-repeats
+for layers in 2 4; do
+	LAYERS=$layers run_egg split --device cpu --no-measure --json "$P/repeated_blocks.py" "$TMP/rb$layers"
+	expect_rc 0 "egg split cuts $layers repeated blocks"
+done
+check "2 and 4 layers give the same distinct tasks (5), each repeat naming its task and its own tensors" \
+	python3 - "$TMP/rb2/plan.json" "$TMP/rb4/plan.json" <<'PY'
+import json, sys
+p2, p4 = (json.load(open(p)) for p in sys.argv[1:])
+assert len(p2["subgraphs"]) == 6 and len(p4["subgraphs"]) == 10, (len(p2["subgraphs"]), len(p4["subgraphs"]))
+distinct = lambda p: sorted({s["task"] for s in p["subgraphs"]})
+assert len(distinct(p2)) == len(distinct(p4)) == 5, (distinct(p2), distinct(p4))
+up = [s for s in p4["subgraphs"] if s["name"].endswith("up+act")]
+assert len(up) == 4 and all(s["task"] == up[0]["file"] for s in up) and up[0]["occurrences"] == 4, up
+assert up[2]["task_params"] == {"blocks_0_up.weight": "blocks.2.up.weight", "blocks_0_up.bias": "blocks.2.up.bias"}, up[2]
+PY
+LAYERS=4 run_egg split --device cpu --no-measure "$P/repeated_blocks.py" "$TMP/rb4-text"
+expect_err "in 10 subgraph\(s\), 5 distinct task\(s\)" "egg split says how many distinct tasks"
+expect_err "08_blocks_3_up_act.py \(as 02_blocks_0_up_act.py\)" "and which task each repeat is"
+python3 - "$P/repeated_blocks_up_kernel.py" >"$TMP/script-rb.json" <<'PY'
+import json, sys
+print(json.dumps([{"match": ["mode: seed"], "repeat": True, "wrap": "python", "reply_file": sys.argv[1]}]))
+PY
+start_mock "$TMP/script-rb.json"
+run_egg optimize --split --min-share 0 --device cpu --seeds 1 --seed-repairs 0 --no-refine --no-hw-tune --iters 2 \
+	--warmup 1 --trials 2 --compile-mode none -q -o "$TMP/rb_fast.py" --json "$P/repeated_blocks.py"
+expect_rc 0 "egg optimize --split on three repeated blocks"
+check "one model call per distinct task (5), not per subgraph (8)" test "$(mock_requests)" -eq 5
+check "the one up+act kernel serves its three occurrences, and the whole passes" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+up = [s for s in j["subgraphs"] if s["name"].endswith("up+act")]
+assert len(up) == 3 and all(s["status"] == "optimized" and s["used"] for s in up), up
+assert up[0]["occurrences"] == 3 and up[0]["task_share"] > max(s["share"] for s in up), up[0]
+assert j["end_to_end"]["verdict"] == "pass", j["end_to_end"]
+PY
+check "the composed program binds each layer's own weights to the one kernel" \
+	grep -q '"params": {"blocks_0_up.weight":"blocks.2.up.weight","blocks_0_up.bias":"blocks.2.up.bias"}' "$TMP/rb_fast.py"
+run_egg "${EV[@]}" --allow-torch "$P/repeated_blocks.py" "$TMP/rb_fast.py"
+expect_rc 0 "the composed program passes egg eval on its own"
+run_egg report latest
+expect_out "^program .*repeated_blocks.py: 8 subgraph\(s\), 5 distinct task\(s\)" "egg report counts the distinct tasks"
+expect_out "^  blocks.0.up\+act .* optimized \(its task serves 3 subgraphs, [0-9.]+% of the time\)" \
+	"and shows the occurrences and their summed share"
+expect_out "^  blocks.2.up\+act .* optimized \(as 02_blocks_0_up_act.py\) \(in the program\)" "and each repeat's task"
+stop_mock
 finish

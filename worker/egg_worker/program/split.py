@@ -11,7 +11,9 @@ process (job.py forks it, since it runs the user's program):
 3. write_tasks.py: each subgraph as a KernelBench-form task file, and the
    plan that lists them;
 4. measure.py (with `measure`, on a device the program fits on): each
-   subgraph's share of the program's eager time there.
+   subgraph's share of the program's eager time there;
+5. repeats.py: subgraphs that compute the same thing on the same shapes
+   (a repeated layer, its own weights) made one task.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import traceback
 from ..taskload import TaskError, load_task
 from .measure import measure_shares
 from .partition import partition
+from .repeats import merge_repeats
 from .trace import SplitError, program_on_meta, traced
 from .write_tasks import write_plan
 
@@ -33,6 +36,7 @@ def split(task, task_path: str, task_source: str, device: str, measure: bool, it
     plan = write_plan(gm, groups, kinds, values, input_index, name or task_path, task_source)
     if measure:
         measure_shares(task, plan, gm, groups, device, iters)
+    merge_repeats(plan)
     for sg in plan["subgraphs"]:
         sg.pop("_sub", None)
         sg.pop("nodes", None)

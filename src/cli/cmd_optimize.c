@@ -95,11 +95,11 @@ static int task_exit(struct cmd_ctx *ctx, const struct run *run)
 	return code;
 }
 
-static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *output, double min_share,
+static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *output, double min_share, int max_tasks,
 			  const char *resume, int quiet)
 {
 	struct run *run;
-	struct whole_opts wo = { min_share >= 0 ? min_share : 0.02, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
+	struct whole_opts wo = { min_share >= 0 ? min_share : 0.02, max_tasks, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
 	json_t *prog = NULL;
 	const json_t *e;
 	int code;
@@ -164,6 +164,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	const char *output = NULL, *run_dir = NULL, *existing = NULL, *resume = NULL;
 	int table = 0, split = 0, code;
 	double min_share = -1;	/* not given */
+	int max_tasks = -1;	/* not given */
 	const struct opt own[] = {
 		{ "output", 'o', OPT_STRING, &output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
 		{ "run-dir", 0, OPT_STRING, &run_dir, "DIR", "run folder (default STORE/runs/RUN/TASK)" },
@@ -174,6 +175,9 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		{ "min-share", 0, OPT_DOUBLE, &min_share, "F",
 		  "with --split: subgraphs under this share of the program's eager time stay PyTorch (default 0.02; "
 		  "0: every subgraph is optimized)" },
+		{ "max-subgraphs", 0, OPT_INT, &max_tasks, "N",
+		  "with --split: optimize at most N distinct subgraphs, largest share first (repeats count once); the "
+		  "rest stay PyTorch" },
 		{ "resume", 0, OPT_STRING, &resume, "RUN", "with --split: go on with run RUN (after a crash, or with new "
 		  "spool replies)" },
 		{ "existing", 0, OPT_STRING, &existing, "KERNEL.py",
@@ -224,12 +228,16 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	ro.task_max_cost = pf.max_cost;
 	ro.config = config;
 	ro.existing = existing;
-	if ((resume || min_share >= 0) && !split) {
-		code = err_usage("--resume and --min-share go with --split");
+	if ((resume || min_share >= 0 || max_tasks >= 0) && !split) {
+		code = err_usage("--resume, --min-share and --max-subgraphs go with --split");
+		goto out;
+	}
+	if (max_tasks == 0 || max_tasks < -1) {
+		code = err_usage("--max-subgraphs takes 1 or more (leave it out to optimize every subgraph worth it)");
 		goto out;
 	}
 	if (split) {
-		code = optimize_whole(&ctx, &ro, output, min_share, resume, pf.quiet);
+		code = optimize_whole(&ctx, &ro, output, min_share, max_tasks > 0 ? max_tasks : 0, resume, pf.quiet);
 		goto out;
 	}
 	if (existing && !fs_exists(existing)) {

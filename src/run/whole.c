@@ -115,9 +115,58 @@ static double task_share(const json_t *plan, const char *task)
 	return sum;
 }
 
+/* Puts `row` into `order` (a reference), largest `key` (a share) first;
+ * rows without one go last, in the order they come. */
+static void insert_by_share(json_t *order, json_t *row, const char *key)
+{
+	double share = json_num(row, key);
+	size_t at = json_array_size(order);
+	if (!isnan(share))
+		for (size_t k = 0; k < json_array_size(order); k++) {
+			double other = json_num(json_array_get(order, k), key);
+			if (isnan(other) || share > other) {
+				at = k;
+				break;
+			}
+		}
+	json_array_insert(order, at, row);
+}
+
+/*
+ * The program budget: the distinct tasks in order of the share they cover,
+ * largest first, each task's file onto `paths` in that order (so that the
+ * run's token and cost budgets, when they end it early, have spent
+ * themselves on the largest); beyond --max-subgraphs N the rest stay
+ * PyTorch, each occurrence saying so.
+ */
+static void by_share_within(json_t *rows, const struct whole_opts *wo, const char *dir, struct strvec *paths)
+{
+	json_t *order = json_array(), *row, *sg;
+	size_t i, k;
+	json_array_foreach(rows, i, row)
+		if (subgraph_outcome_of(json_string_value(json_object_get(row, "status"))) == SG_TASK &&
+		    !strcmp(json_string_value(json_object_get(row, "task")), json_string_value(json_object_get(row, "file"))))
+			insert_by_share(order, row, "task_share");
+	json_array_foreach(order, k, row) {
+		const char *task = json_string_value(json_object_get(row, "task"));
+		if (wo->max_tasks <= 0 || k < (size_t)wo->max_tasks) {
+			char *p = fs_join(dir, task);
+			strvec_push(paths, p);
+			free(p);
+			continue;
+		}
+		json_array_foreach(rows, i, sg)
+			if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", task))
+				set_outcome(sg, SG_SKIPPED, json_sprintf("beyond --max-subgraphs %d: the %d distinct task(s) of "
+									 "largest share are optimized first", wo->max_tasks,
+									 wo->max_tasks));
+	}
+	json_decref(order);
+}
+
 /* One row per subgraph of the plan, saying what becomes of it (glue, under
  * --min-share, or a task: a subgraph that repeats an earlier one is that
- * one's task, whose file alone joins `paths`). */
+ * one's task), the tasks to run onto `paths` (by_share_within). */
 static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const char *dir, struct strvec *paths)
 {
 	json_t *rows = json_array(), *sg;
@@ -137,15 +186,11 @@ static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const 
 								  100 * share, strcmp(task, file) ? " with its repeats" : "",
 								  100 * wo->min_share));
 		} else {
-			if (!strcmp(task, file)) {
-				char *p = fs_join(dir, file);
-				strvec_push(paths, p);
-				free(p);
-			}
 			set_outcome(row, SG_TASK, NULL);
 		}
 		json_array_append_new(rows, row);
 	}
+	by_share_within(rows, wo, dir, paths);
 	return rows;
 }
 
@@ -205,23 +250,6 @@ static json_t *collect_kernels(struct run *r, json_t *rows, int cpu, int *unfini
 	return kernels;
 }
 
-/* Puts `row` into `order` (a reference), largest share first; rows without
- * a share go last, in the order they come. */
-static void insert_by_share(json_t *order, json_t *row)
-{
-	double share = json_num(row, "share");
-	size_t at = json_array_size(order);
-	if (!isnan(share))
-		for (size_t k = 0; k < json_array_size(order); k++) {
-			double other = json_num(json_array_get(order, k), "share");
-			if (isnan(other) || share > other) {
-				at = k;
-				break;
-			}
-		}
-	json_array_insert(order, at, row);
-}
-
 /*
  * The parts passed alone but not together (a subgraph's inputs in the
  * program differ from the ones its task drew): kernels one by one, in order
@@ -237,7 +265,7 @@ static json_t *keep_what_composes(struct whole *w, json_t *rows, json_t **kernel
 	size_t i;
 	json_array_foreach(rows, i, sg)
 		if (json_object_get(*kernels, json_string_value(json_object_get(sg, "file"))))
-			insert_by_share(order, sg);
+			insert_by_share(order, sg, "share");
 	for (size_t k = MAX_TRIES; k < json_array_size(order); k++) {
 		set_outcome(json_array_get(order, k), SG_NOT_TRIED,
 			    json_sprintf("the first composition failed, and only the %d kernels of largest share are "

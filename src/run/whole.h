@@ -9,7 +9,7 @@
 /* What became of a subgraph of the program (its row's "status", by name). */
 enum subgraph_outcome {
 	SG_GLUE,		/* views only: stays PyTorch */
-	SG_SKIPPED,		/* under --min-share */
+	SG_SKIPPED,		/* under --min-share, or beyond --max-subgraphs */
 	SG_TASK,		/* a task of the run, not yet judged */
 	SG_WAITING,		/* its task waits for replies */
 	SG_STOPPED,		/* its task stopped on an infrastructure failure */
@@ -34,6 +34,7 @@ json_t *whole_amdahl(const json_t *rows, int cpu);
 
 struct whole_opts {
 	double min_share;	/* subgraphs below this share of the eager time are not optimized (0.02) */
+	int max_tasks;		/* --max-subgraphs: at most this many distinct tasks, largest share first (0: all) */
 	int progress;		/* enum run_progress of the subgraph tasks */
 };
 

@@ -112,6 +112,28 @@ assert j["composed"].endswith("cnn_fast.py"), j["composed"]
 PY
 run_egg "${EV[@]}" --allow-torch "$P/small_cnn.py" "$TMP/cnn_fast.py"
 expect_rc 0 "the composed program passes egg eval on its own"
+# The program budget: --max-subgraphs 2 optimizes the two distinct tasks of
+# largest share (the convolutions, which get no kernel from this script);
+# the classifier, the smallest, stays PyTorch and says why. Its own store:
+# the report checks below read the run above.
+stop_mock
+start_mock "$TMP/script.json"
+EGG_STORE=$TMP/store-budget run_egg optimize --split --min-share 0 --max-subgraphs 2 --device cpu --seeds 1 \
+	--seed-repairs 0 --no-refine --no-hw-tune --iters 2 --warmup 1 --trials 2 --compile-mode none -q --json \
+	"$P/small_cnn.py"
+expect_rc 1 "egg optimize --split --max-subgraphs 2: the two tasks tried found no kernel (exit 1)"
+check "two seed requests: one per task optimized" test "$(mock_requests)" -eq 2
+check "the two of largest share were tried, the classifier stays PyTorch beyond the budget" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {s["name"]: s for s in j["subgraphs"]}
+assert rows["fc"]["status"] == "skipped" and rows["fc"]["why"].startswith("beyond --max-subgraphs 2"), rows["fc"]
+tried = [s for n, s in rows.items() if n != "fc"]
+assert all(s["status"] == "no_kernel" for s in tried), tried
+assert rows["fc"]["task_share"] <= min(s["task_share"] for s in tried), rows
+PY
+run_egg optimize --max-subgraphs 2 --device cpu "$P/small_cnn.py"
+expect_rc 2 "--max-subgraphs without --split is refused"
 run_egg report latest
 expect_out "^program .*small_cnn.py: 3 subgraph\(s\)" "egg report shows the whole program"
 expect_out "^  fc .* optimized \(in the program\)" "with each subgraph by name and outcome"

@@ -15,14 +15,7 @@ for t in "$@"; do
 	name=$(basename "$t" .py); d=$out/$name
 	"$EGG" split --device "${DEVICE:-cuda}" --no-measure --json "$kb/$t" "$d" >"$d.split.json" 2>"$d.split.err" || {
 		echo "$name: split failed: $(tail -1 "$d.split.err")"; continue; }
-	python3 - "$d" <<'PY'
-import json, os, sys
-d = sys.argv[1]
-plan = json.load(open(os.path.join(d, "plan.json")))
-for task in {s["task"] for s in plan["subgraphs"] if not s.get("glue")}:
-    src = open(os.path.join(d, task)).read().replace("class Model(nn.Module):", "class ModelNew(nn.Module):")
-    open(os.path.join(d, task[:-3] + ".kernel.py"), "w").write(src)
-PY
+	python3 bench/identity_kernels.py "$d"
 	"$EGG" compose "$kb/$t" "$d" -o "$d/program.py" --json >"$d.compose.json" 2>"$d.compose.err" || {
 		echo "$name: compose failed: $(tail -1 "$d.compose.err")"; continue; }
 	"$EGG" eval --device "${DEVICE:-cuda}" --allow-torch --no-baseline --no-timing --json "$kb/$t" "$d/program.py" \

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # setup.sh [--tests]: install what egg needs on Debian 12: the build's
 # libraries (apt-get) and the worker's Python stack (pip). With --tests, also
-# what only the test suite needs: Chromium (the HTML report's rendering test)
-# and a single-host Slurm cluster's daemons (tests/cli/t70-slurm.sh).
+# what only the test suite needs: Chromium (the HTML report's rendering test),
+# a single-host Slurm cluster's daemons (tests/cli/t70-slurm.sh) and
+# transformers (tests/cli/t78-models.sh).
 # Idempotent: safe to run again; it only installs what is missing.
 #
 # A python3 that already has a CUDA build of torch and a Triton egg supports
@@ -17,7 +18,7 @@ for a in "$@"; do
 	case "$a" in
 	--tests) tests=1 ;;
 	-h | --help)
-		sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -33,6 +34,13 @@ TEST_APT_PACKAGES=(chromium slurmctld slurmd slurm-client munge)
 # numpy stays below 2.4: Triton 3.6's interpreter converts 1-element arrays to
 # Python ints, which numpy 2.4 turned from a deprecation into an error.
 PIP_PACKAGES=(torch==2.13.0 triton==3.6.0 numpy==2.3.5)
+# With --tests: the model libraries the "your own network" tests build
+# models from (tests/cli/t78-models.sh), at a release that works with the
+# pinned torch. transformers only: PyPI's torchvision wheel is built against
+# CUDA torch and does not import with the CPU build (and timm imports it),
+# so a torchvision ResNet and a timm ViT are checked on a GPU machine
+# (bench/models-h200.sh); egg itself needs none of them.
+TEST_PIP_PACKAGES=(transformers==5.24.0)
 # Triton releases egg is tested with on a GPU (with the torch that pins them).
 SUPPORTED_TRITON='^3\.6\.'
 
@@ -92,3 +100,7 @@ if [ "${torch_v%%+*}" != "2.13.0" ] || [ "$triton_v" != "3.6.0" ] || [ "$numpy_v
 	read -r torch_v triton_v numpy_v cuda_v <<<"$(facts)"
 fi
 echo "setup: $PY has torch $torch_v, triton $triton_v, numpy $numpy_v"
+if [ "$tests" -eq 1 ] && ! "$PY" -c "import transformers" 2>/dev/null; then
+	echo "setup: $PY -m pip install ${TEST_PIP_PACKAGES[*]}"
+	"$PY" -m pip install -q "${TEST_PIP_PACKAGES[@]}"
+fi

@@ -95,8 +95,8 @@ static int task_exit(struct cmd_ctx *ctx, const struct run *run)
 	return code;
 }
 
-static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *output, double min_share, int max_tasks,
-			  const char *resume, int quiet)
+static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *program, const char *output,
+			  double min_share, int max_tasks, const char *resume, int quiet)
 {
 	struct run *run;
 	struct whole_opts wo = { min_share >= 0 ? min_share : 0.02, max_tasks, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
@@ -111,7 +111,7 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	if (!ctx->json)
 		fprintf(stderr, "egg: optimizing the program '%s' part by part on %s; run %s\n", ctx->args.v[0], ctx->device,
 			run_id(run));
-	prog = run_whole_program(run, ctx->args.v[0], &wo);
+	prog = run_whole_program(run, program, &wo);
 	if (!prog) {
 		code = err_report();
 		goto out;
@@ -185,7 +185,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		  "(default: TASK.existing.py beside the task, when present)" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { own, pipeline_flag_options(&pf), eval_flag_options(&ef, EVAL_FLAGS_PIPELINE), NULL };
+	struct model_flags mf = { 0 };
+	const struct opt *tables[] = { own, model_flag_options(&mf), pipeline_flag_options(&pf),
+				       eval_flag_options(&ef, EVAL_FLAGS_PIPELINE), NULL };
+	char *written = NULL;
+	const char *task_path;
 	const struct task_state *ts;
 	json_t *result, *config = NULL;
 	char *hint = NULL, *group = NULL, task_hash[65] = "";
@@ -202,9 +206,18 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
+	/* A model, or a program in another mode or dtype: the program egg
+	 * writes for it under the store (the same spec, the same file). */
+	if (model_flags_program(&mf, ctx.args.v[0], NULL, ctx.cfg.store, &written) < 0) {
+		code = err_report();
+		goto out;
+	}
+	task_path = written ? written : ctx.args.v[0];
+	if (written && !ctx.json)
+		fprintf(stderr, "egg: the program of %s is %s\n", ctx.args.v[0], written);
 	{
 		struct buf src = BUF_INIT;
-		int bad = fs_read(ctx.args.v[0], &src) < 0;
+		int bad = fs_read(task_path, &src) < 0;
 		if (!bad)
 			hash_hex(src.data ? src.data : "", src.len, task_hash);
 		buf_release(&src);
@@ -214,8 +227,8 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		}
 	}
 	strvec_push(&devices, ctx.device);
-	strvec_push(&paths, ctx.args.v[0]);
-	hint = task_id_of(ctx.args.v[0], &group);
+	strvec_push(&paths, task_path);
+	hint = task_id_of(task_path, &group);
 	config = json_pack("{s:s, s:s, s:s?, s:s?, s:o}", "device", ctx.device, "task", ctx.args.v[0], "model",
 			   ctx.cfg.model, "llm_spool", ctx.cfg.llm_spool, "options", pipeline_flags_json(&pf, &ro.po, &ro.eo));
 	json_object_set_new(config, "task_sha256", json_string(task_hash));
@@ -237,7 +250,8 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	if (split) {
-		code = optimize_whole(&ctx, &ro, output, min_share, max_tasks > 0 ? max_tasks : 0, resume, pf.quiet);
+		code = optimize_whole(&ctx, &ro, task_path, output, min_share, max_tasks > 0 ? max_tasks : 0, resume,
+				      pf.quiet);
 		goto out;
 	}
 	if (existing && !fs_exists(existing)) {
@@ -282,6 +296,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 out:
 	run_close(run);
 	json_decref(config);
+	free(written);
 	free(hint);
 	free(group);
 	strvec_clear(&devices);

@@ -10,6 +10,7 @@
 #include "../util/err.h"
 #include "../util/fs.h"
 #include "cli.h"
+#include "flags.h"
 
 static void print_plan(FILE *f, const char *task, const char *dir, const json_t *plan)
 {
@@ -53,32 +54,48 @@ int cmd_split(const struct command *self, int argc, char **argv)
 		  "do not run the program to measure each subgraph's share of its eager time (only trace it)" },
 		OPT_TABLE_END,
 	};
-	const struct opt *tables[] = { own, NULL };
+	struct model_flags mf = { 0 };
+	const struct opt *tables[] = { own, model_flag_options(&mf), NULL };
 	struct eval_opts o;
 	struct buf task = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *plan = NULL;
+	char *written = NULL;
+	const char *program;
 
 	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;
-	if (fs_read(ctx.args.v[0], &task) < 0) {
+	/* A model, or a program in another mode or dtype: the program egg
+	 * writes for it, in DIR beside the parts. */
+	if (model_flags_program(&mf, ctx.args.v[0], ctx.args.v[1], ctx.cfg.store, &written) < 0) {
+		code = err_report();
+		goto out;
+	}
+	program = written ? written : ctx.args.v[0];
+	if (written && !ctx.json)
+		fprintf(stderr, "egg: the program of %s is %s (egg compose and egg eval take it)\n", ctx.args.v[0],
+			written);
+	if (fs_read(program, &task) < 0) {
 		code = err_report();
 		goto out;
 	}
 	eval_opts_init(&o, ctx.device);
 	w = cmd_start_worker(&ctx);
-	plan = program_split(w, &o, ctx.args.v[0], buf_str(&task), !no_measure, ctx.args.v[1]);
+	plan = program_split(w, &o, program, buf_str(&task), !no_measure, ctx.args.v[1]);
 	if (!plan) {
 		err_prefix("cannot split '%s'", ctx.args.v[0]);
 		code = err_report();
 		goto out;
 	}
+	if (written)
+		json_object_set_new(plan, "program_file", json_string(written));
 	if (ctx.json)
 		cmd_print_json(json_incref(plan));
 	else
 		print_plan(stderr, ctx.args.v[0], ctx.args.v[1], plan);
 	code = EXIT_DONE;
 out:
+	free(written);
 	json_decref(plan);
 	worker_free(w);
 	buf_release(&task);

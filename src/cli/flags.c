@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../eval/worker.h"
+#include "../program/model.h"
 #include "../run/discover.h"
 #include "../util/err.h"
 
@@ -268,4 +269,44 @@ int device_flags_apply(struct device_flags *f, struct config *cfg, struct strvec
 		return -1;
 	}
 	return discover_devices(cfg, f->list, f->cpu_workers, devices);
+}
+
+const struct opt *model_flag_options(struct model_flags *f)
+{
+	static struct opt t[6];
+	const struct opt table[] = {
+		{ "inputs", 0, OPT_STRING, &f->inputs, "SPEC",
+		  "a model's example inputs: shapes (32x3x224x224; 8x1024:int64:50257 for token ids below 50257; "
+		  "several joined by ',') or FILE.py:FN returning them" },
+		{ "model-kwargs", 0, OPT_STRING, &f->kwargs, "JSON", "keyword arguments of the model's callable "
+		  "('{\"num_classes\": 10}')" },
+		{ "mode", 0, OPT_STRING, &f->mode, "M", "eval (a model's default: normalisations use their statistics, "
+		  "no dropout) or train (a KernelBench file's)" },
+		{ "dtype", 0, OPT_STRING, &f->dtype, "D", "fp32 (default), bf16 or fp16: the program's parameters, "
+		  "buffers and floating inputs" },
+		OPT_TABLE_END,
+	};
+	memcpy(t, table, sizeof(table));
+	return t;
+}
+
+int model_flags_program(const struct model_flags *f, const char *arg, const char *dir, const char *store,
+			char **path)
+{
+	struct model_spec m = { arg, f->kwargs, f->inputs, f->mode, f->dtype };
+	char *own_dir = NULL;
+	*path = NULL;
+	if (!model_spec_wanted(&m)) {
+		if (f->inputs || f->kwargs) {
+			err_set(ERR_INPUT, "--inputs and --model-kwargs go with a model (MODULE:CALLABLE or "
+				"FILE.py:CALLABLE), not the KernelBench file '%s'", arg);
+			return -1;
+		}
+		return 0;
+	}
+	if (!dir && !(dir = own_dir = model_program_dir(&m, store)))
+		return -1;
+	*path = model_write_program(&m, dir);
+	free(own_dir);
+	return *path ? 0 : -1;
 }

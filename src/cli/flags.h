@@ -66,4 +66,21 @@ const struct opt *device_flag_options(struct device_flags *f);
  * ERR_INPUT for flags that do not go together. */
 int device_flags_apply(struct device_flags *f, struct config *cfg, struct strvec *devices);
 
+/* A model spec's flags (program/model.h): egg split and egg optimize take
+ * a model (MODULE:CALLABLE) where they take a program, and either in
+ * another mode or dtype. */
+struct model_flags {
+	const char *inputs, *kwargs, *mode, *dtype;
+};
+
+const struct opt *model_flag_options(struct model_flags *f);
+/*
+ * The program a command works on for `arg`: `arg` itself (*path NULL) when
+ * it is a KernelBench file and no mode or dtype is asked, else the program
+ * egg writes into `dir` (model_write_program), or, with `dir` NULL, under
+ * STORE/programs. Returns 0, or -1 with ERR_INPUT (a bad spec) or ERR_INFRA.
+ */
+int model_flags_program(const struct model_flags *f, const char *arg, const char *dir, const char *store,
+			char **path);
+
 #endif

@@ -24,7 +24,8 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "[--json]",
 	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing.",
 	  LLM | WORKER | STORE | JSON | SLURM | NEEDS_CONFIG_FINDING, 0, 0 },
-	{ "optimize", cmd_optimize, "TASK.py [-o OUT.py] [--run-dir DIR] [budget and ablation flags] [--json]",
+	{ "optimize", cmd_optimize, "TASK.py|MODEL [--split] [-o OUT.py] [--inputs SPEC] [--mode M] [--dtype D] "
+	  "[--run-dir DIR] [budget and ablation flags] [--json]",
 	  "Turn a PyTorch task into a verified, faster Triton kernel (the EGG pipeline).",
 	  LLM | CALLS | WORKER | STORE | JSON | DEVICE, 1, 1 },
 	{ "bench", cmd_bench, "TASK.py... | --dir DIR [--jobs N] [--resume RUN] [--max-cost USD] [--json]",
@@ -40,7 +41,8 @@ static const struct command commands[] = {
 	  "and the roofline bound; without a kernel, measure those three for the task; with --batch or --kernelbench, "
 	  "judge kernels made elsewhere, many pairs as one resumable run.",
 	  WORKER | STORE | JSON | DEVICE, 1, 2 },
-	{ "split", cmd_split, "TASK.py DIR [--device cpu|cuda[:N]] [--no-measure] [--json]",
+	{ "split", cmd_split, "TASK.py|MODEL DIR [--inputs SPEC] [--model-kwargs JSON] [--mode eval|train] "
+	  "[--dtype fp32|bf16|fp16] [--device cpu|cuda[:N]] [--no-measure] [--json]",
 	  "Cut a whole program into subgraph tasks (DIR/NN_name.py, DIR/plan.json) with each one's share of its "
 	  "eager time.", WORKER | STORE | JSON | DEVICE, 2, 2 },
 	{ "compose", cmd_compose, "TASK.py DIR -o OUT.py [--keep-torch] [--run RUN] [--json]",

@@ -9,6 +9,7 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
+#include "pytext.h"
 
 #define SPLIT_TIMEOUT_MS (1800.0 * 1000)
 
@@ -116,21 +117,6 @@ static void program_source(struct buf *b, const char *src)
 	}
 }
 
-/* `text` as a Python string literal in ''' quotes. */
-static void py_string(struct buf *b, const char *text)
-{
-	buf_adds(b, "'''");
-	for (const char *p = text; *p; p++) {
-		if (*p == '\\')
-			buf_adds(b, "\\\\");
-		else if (*p == '\'' && p[1] == '\'' && p[2] == '\'')
-			buf_adds(b, "\\'");
-		else
-			buf_addc(b, *p);
-	}
-	buf_adds(b, "'''");
-}
-
 /* A JSON value as Python (lists, dicts and strings of plan fields: the same text). */
 static void py_value(struct buf *b, const json_t *v)
 {
@@ -139,36 +125,9 @@ static void py_value(struct buf *b, const json_t *v)
 	free(text);
 }
 
-/* Where the compose runtime lives in the worker's folder: the parts, how each
- * gets the program's tensors, and ModelNew, whose forward it leaves open. */
+/* The compose runtime in the worker's folder: the parts, how each gets the
+ * program's tensors, and ModelNew, whose forward it leaves open. */
 #define COMPOSE_RUNTIME "egg_worker/program/compose_runtime.py"
-
-/* Appends the compose runtime's text to `b`: the file without the comment
- * lines it opens with (its header, for readers of the worker). -1 with
- * ERR_INFRA when it cannot be read. */
-static int compose_runtime(struct buf *b)
-{
-	char *dir = launch_worker_dir(), *path = xasprintf("%s/%s", dir, COMPOSE_RUNTIME);
-	struct buf text = BUF_INIT;
-	const char *p;
-	int rc = -1;
-
-	if (fs_read(path, &text) < 0) {
-		err_set(ERR_INFRA, "the worker's compose runtime is missing: %s", err_msg());
-		goto out;
-	}
-	for (p = buf_str(&text); *p == '#';) {
-		const char *nl = strchr(p, '\n');
-		p = nl ? nl + 1 : p + strlen(p);
-	}
-	buf_adds(b, p);
-	rc = 0;
-out:
-	buf_release(&text);
-	free(path);
-	free(dir);
-	return rc;
-}
 
 json_t *program_compose(const char *task_source, const json_t *plan, const char *dir, const json_t *kernels,
 			int keep_torch, const char *out_path)
@@ -239,7 +198,7 @@ json_t *program_compose(const char *task_source, const json_t *plan, const char 
 		 json_array_size(json_object_get(plan, "subgraphs")), nk,
 		 (int)json_array_size(json_object_get(plan, "subgraphs")) - nk);
 	program_source(&b, task_source);
-	if (compose_runtime(&b) < 0)
+	if (py_worker_runtime(&b, COMPOSE_RUNTIME, "compose runtime") < 0)
 		goto bad;
 	/* The runtime ends inside ModelNew.forward: its return, then the tables it reads. */
 	buf_addf(&b, "        return %s\n\n\n_EGG_INPUTS = ", json_string_value(output));

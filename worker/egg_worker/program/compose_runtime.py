@@ -62,6 +62,27 @@ def _egg_bind(part, key, tensor):
     return True
 
 
+def _egg_composed_state_hooks(module):
+    """state_dict() of the program's own keys: the parts hold the program's
+    tensors, not tensors of their own to save. A model spec's program
+    (model_runtime.py, before this text) also maps its wrapper's keys to the
+    model's; so ModelNew loads the original model's state_dict (strict)."""
+    model_hooks = globals().get("_egg_model_state_hooks")
+    if model_hooks is not None:
+        model_hooks(module)
+        return
+
+    def save(mod, state, prefix, meta):
+        for k in [k for k in state if k[len(prefix):].startswith("_egg_parts.")]:
+            del state[k]
+
+    def load_post(mod, incompatible):
+        incompatible.missing_keys[:] = [k for k in incompatible.missing_keys if not k.startswith("_egg_parts.")]
+
+    module._register_state_dict_hook(save)
+    module.register_load_state_dict_post_hook(load_post)
+
+
 class ModelNew(nn.Module):
     """The program's Model, its subgraphs run by the parts above."""
 
@@ -92,6 +113,7 @@ class ModelNew(nn.Module):
                                        % (i, spec["name"], program_key))
             parts.append(part)
         self._egg_parts = nn.ModuleList(parts)
+        _egg_composed_state_hooks(self)
 
     def _egg_tensor(self, key):
         owner_name, _, leaf = key.rpartition(".")

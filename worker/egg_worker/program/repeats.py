@@ -6,7 +6,8 @@ their own names are set aside: the names of their layers and parameters
 values it assigns. Everything else must match token for token: the layers'
 constructors (so their shapes and attributes), the operations, every number;
 and their inputs' shapes and dtypes (not the distribution each is drawn
-from: see _draws). Weights are never part of a task file (each
+from: see _draws). Weights are never part of a task file (a parameter's
+stand-in is drawn with its layer's statistics: those are set aside) (each
 occurrence binds its own when composed), so a ResNet stage or a transformer's
 twelve layers become one task each, however many times they repeat.
 
@@ -85,10 +86,17 @@ def _imported(tokens: list) -> set:
     return names
 
 
+# A parameter's random stand-in (write_tasks._param_expr): drawn with its
+# own layer's statistics, which differ from layer to layer and are weights,
+# not what the subgraph computes.
+_STAND_IN = re.compile(r"(torch\.randn?\((?:[^()]|\([^()]*\))*\)) \* -?[\d.e+-]+ [+-] -?[\d.e+-]+")
+
+
 def signature(source: str) -> tuple[str, dict]:
     """The file's text with its own names replaced by their order of
     appearance, and that renaming (own name -> placeholder)."""
-    tokens = list(tokenize.generate_tokens(io.StringIO(_code(source)[0]).readline))
+    code = _STAND_IN.sub(r"\1 * @scale + @shift", _code(source)[0])
+    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     own = _own_names(tokens)
     names: dict = {}
     out = []

@@ -163,9 +163,11 @@ def rebuildable(m: nn.Module) -> str | None:
     b = {k: (tuple(v.shape), v.dtype) for k, v in m.state_dict().items()}
     if a != b:
         # The same layer in another dtype: say so in the expression.
+        # (.to(dtype) casts the floating tensors only: a batch norm's counter stays int64.)
         if {k: s for k, (s, _) in a.items()} == {k: s for k, (s, _) in b.items()} and b:
-            dtypes = {d for _, d in b.values()}
-            if len(dtypes) == 1:
+            dtypes = {d for _, d in b.values() if d.is_floating_point}
+            fixed = all(a[k][1] == d for k, (_, d) in b.items() if not d.is_floating_point)
+            if len(dtypes) == 1 and fixed:
                 return f"{expr}.to({dtypes.pop()})"
         return None
     return expr

@@ -40,6 +40,29 @@ RANGE_OPS = {
 }
 
 
+# A subgraph of a program in eval mode: its task is in eval mode too, and a
+# normalisation's statistics and affine values (constants the kernel may
+# fold) are drawn at random: a new layer's zeros and ones would let a
+# kernel that ignored them pass.
+EVAL_MODE_LINES = [
+    "        # Eval mode (the program's): normalisations use their statistics, drawn here at random.",
+    "        with torch.no_grad():",
+    "            for m in self.modules():",
+    "                if getattr(m, 'running_var', None) is not None and getattr(m, 'running_mean', None) is not None:",
+    "                    m.running_mean.normal_(0.0, 0.2)",
+    "                    m.running_var.uniform_(0.5, 1.5)",
+    "                    if getattr(m, 'weight', None) is not None:",
+    "                        m.weight.uniform_(0.5, 1.5)",
+    "                    if getattr(m, 'bias', None) is not None:",
+    "                        m.bias.normal_(0.0, 0.2)",
+    "        self.eval()",
+]
+
+
+def _has_statistics(m: nn.Module) -> bool:
+    return getattr(m, "running_var", None) is not None and getattr(m, "running_mean", None) is not None
+
+
 def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, program_path: str,
                task_source: str) -> dict:
     """The plan of a program: its inputs, its output expression, and its
@@ -65,7 +88,7 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
         if not glue:
             k += 1
         sg = subgraph_source(gm, program_path, k if not glue else 0, count, g, kinds, values, producers,
-                             program_inputs, task_source)
+                             program_inputs, task_source, gm.training)
         sg["glue"] = glue
         sg["share"] = sg["eager_ms"] = None
         if glue:
@@ -168,9 +191,16 @@ def _constant_expr(t: torch.Tensor) -> str | None:
 def _param_expr(t: torch.Tensor, is_param: bool) -> tuple[str, str | None]:
     """The expression that makes a parameter or buffer, and a note when its
     values are not the program's."""
-    exact = _constant_expr(t)
+    # A parameter's values are weights (the composition binds the
+    # program's own): only a buffer's (a mask, a table) are written exactly.
+    exact = _constant_expr(t) if not is_param or t.numel() == 1 else None
     if exact:
         expr, note = exact, None
+    elif t.device.type != "meta" and t.is_floating_point() and t.numel() > 1 and bool((t >= 0).all()):
+        # Non-negative values (a variance, a scale) stay in their range.
+        lo, hi = float(t.detach().float().min()), float(t.detach().float().max())
+        expr = f"(torch.rand({tuple(t.shape)}) * {hi - lo:.6g} + {lo:.6g}).to({_dtype_text(t.dtype)})"
+        note = "random within the program's range"
     elif t.device.type != "meta" and t.is_floating_point() and t.numel() > 1:
         std, mean = torch.std_mean(t.detach().float())
         expr = f"torch.randn({tuple(t.shape)}, dtype={_dtype_text(t.dtype)}) * {float(std):.6g} + {float(mean):.6g}"
@@ -250,7 +280,7 @@ def _label(gm, nodes: list, kinds: dict) -> str:
 
 
 def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kinds: dict, values: dict,
-                    producers: dict, program_inputs: set, task_source: str) -> dict:
+                    producers: dict, program_inputs: set, task_source: str, training: bool = True) -> dict:
     """The task file of one subgraph and what the plan says of it."""
     mods = dict(gm.named_modules())
     members = {n.name for n in g.nodes}
@@ -341,6 +371,9 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
                   _program_inputs_source(task_source), "", ""]
     lines += ["class Model(nn.Module):", "    def __init__(self):", "        super().__init__()"]
     lines += ["        " + s for s in init_lines] or []
+    if not training:
+        lines += EVAL_MODE_LINES if any(_has_statistics(mods[n.target]) for n in body if n.op == "call_module") \
+            else ["        self.eval()"]
     lines += ["", forward.replace("def forward(self,", "def forward(self,", 1), "", ""]
     lines += ["def get_inputs():", f"    return [{', '.join(draws)}]", "", "",
               "def get_init_inputs():", "    return []", ""]

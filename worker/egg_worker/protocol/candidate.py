@@ -270,6 +270,9 @@ def _load(job: dict, device: torch.device, selfcheck: bool = False):
         try:
             model.load_state_dict(matched, strict=False)
             model = model.to(device)
+            # The mode rule: the candidate runs in the reference's mode (a
+            # task in eval mode says so in its constructor).
+            model.train(reference.training)
         except BaseException as e:
             if is_oom(e):
                 raise

@@ -1,0 +1,284 @@
+/* model.c: a model spec as a program (model.h). */
+#include "model.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/hash.h"
+#include "pytext.h"
+
+#define MODEL_RUNTIME "egg_worker/program/model_runtime.py"
+
+/* A dotted Python name (torchvision.models, resnet50, Net.build). */
+static int dotted_name(const char *s, size_t len)
+{
+	int start = 1;
+	if (!len)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '.') {
+			if (start)
+				return 0;
+			start = 1;
+		} else if (isalpha((unsigned char)s[i]) || s[i] == '_' || (!start && isdigit((unsigned char)s[i]))) {
+			start = 0;
+		} else {
+			return 0;
+		}
+	}
+	return !start;
+}
+
+int model_is_ref(const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	size_t where;
+	if (!colon || colon == arg || fs_exists(arg) || !dotted_name(colon + 1, strlen(colon + 1)))
+		return 0;
+	where = (size_t)(colon - arg);
+	return (where > 3 && !strncmp(colon - 3, ".py", 3)) || dotted_name(arg, where);
+}
+
+int model_spec_wanted(const struct model_spec *m)
+{
+	return model_is_ref(m->program) || m->mode || m->dtype;
+}
+
+/* FILE.py:NAME with FILE made absolute (it must exist); MODULE:NAME as it is. Owned, or NULL. */
+static char *absolute_ref(const char *ref, const char *flag)
+{
+	const char *colon = strrchr(ref, ':');
+	char *file, *abs, *out;
+	if (strncmp(colon - 3, ".py", 3))
+		return xstrdup(ref);
+	file = xstrndup(ref, (size_t)(colon - ref));
+	if (!fs_exists(file)) {
+		err_set(ERR_INPUT, "%s: no file '%s'", flag, file);
+		free(file);
+		return NULL;
+	}
+	abs = fs_absolute(file);
+	out = xasprintf("%s%s", abs, colon);
+	free(file);
+	free(abs);
+	return out;
+}
+
+/* One input: SHAPE[:DTYPE[:HIGH]] as {"shape", "dtype", "high"}, or NULL with ERR_INPUT. */
+static json_t *parse_input(const char *item)
+{
+	json_t *shape = json_array(), *o;
+	const char *p = item;
+	char dtype[16] = "float";
+	long long high = 0;
+	for (;;) {
+		char *end;
+		long long d = strtoll(p, &end, 10);
+		if (end == p || d < 0 || !isdigit((unsigned char)*p))
+			goto bad;
+		json_array_append_new(shape, json_integer(d));
+		p = end;
+		if (*p != 'x')
+			break;
+		p++;
+	}
+	if (*p == ':') {
+		size_t n = strcspn(++p, ":");
+		if (n == 0 || n >= sizeof(dtype))
+			goto bad;
+		memcpy(dtype, p, n);
+		dtype[n] = 0;
+		p += n;
+		if (strcmp(dtype, "float") && strcmp(dtype, "int64") && strcmp(dtype, "int32") && strcmp(dtype, "bool")) {
+			err_set(ERR_INPUT, "--inputs: '%s' has dtype '%s' (float, int64, int32 or bool; floating inputs "
+				"take --dtype)", item, dtype);
+			json_decref(shape);
+			return NULL;
+		}
+		if (*p == ':') {
+			char *end;
+			high = strtoll(++p, &end, 10);
+			if (end == p || *end || high < 1 || !strncmp(dtype, "float", 5) || !strcmp(dtype, "bool"))
+				goto bad;
+			p = end;
+		}
+	}
+	if (*p)
+		goto bad;
+	o = json_pack("{s:o, s:s}", "shape", shape, "dtype", dtype);
+	if (high)
+		json_object_set_new(o, "high", json_integer(high));
+	return o;
+bad:
+	json_decref(shape);
+	err_set(ERR_INPUT, "--inputs: cannot read '%s' (SHAPE[:DTYPE[:HIGH]], e.g. 32x3x224x224 or 8x1024:int64:50257)",
+		item);
+	return NULL;
+}
+
+/* The example inputs: a list of input specs, or a reference to a function. */
+static json_t *parse_inputs(const char *text)
+{
+	json_t *list;
+	char *copy, *save = NULL;
+	if (model_is_ref(text)) {
+		char *ref = absolute_ref(text, "--inputs");
+		json_t *s = ref ? json_string(ref) : NULL;
+		free(ref);
+		return s;
+	}
+	list = json_array();
+	copy = xstrdup(text);
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		json_t *one = parse_input(item);
+		if (!one) {
+			json_decref(list);
+			list = NULL;
+			break;
+		}
+		json_array_append_new(list, one);
+	}
+	free(copy);
+	if (list && !json_array_size(list)) {
+		json_decref(list);
+		err_set(ERR_INPUT, "--inputs: no input given");
+		return NULL;
+	}
+	return list;
+}
+
+/* The spec as the program's EGG_MODEL (owned), or NULL with ERR_INPUT. */
+static json_t *spec_json(const struct model_spec *m)
+{
+	int ref = model_is_ref(m->program);
+	const char *dtype = m->dtype ? m->dtype : "fp32", *mode = m->mode ? m->mode : ref ? "eval" : "train";
+	json_t *o, *kwargs = NULL, *inputs;
+	char *prog;
+
+	if (strcmp(dtype, "fp32") && strcmp(dtype, "bf16") && strcmp(dtype, "fp16")) {
+		err_set(ERR_INPUT, "--dtype '%s': fp32, bf16 or fp16", dtype);
+		return NULL;
+	}
+	if (strcmp(mode, "eval") && strcmp(mode, "train")) {
+		err_set(ERR_INPUT, "--mode '%s': eval or train", mode);
+		return NULL;
+	}
+	if (!ref) {
+		if (m->inputs || m->kwargs) {
+			err_set(ERR_INPUT, "--inputs and --model-kwargs go with a model (MODULE:CALLABLE or FILE.py:CALLABLE); "
+				"the KernelBench file '%s' has its own get_inputs and get_init_inputs", m->program);
+			return NULL;
+		}
+		prog = fs_absolute(m->program);
+		o = json_pack("{s:s+, s:s+, s:s+}", "model", prog, ":Model", "args", prog, ":get_init_inputs",
+			      "inputs", prog, ":get_inputs");
+		free(prog);
+		json_object_set_new(o, "mode", json_string(mode));
+		json_object_set_new(o, "dtype", json_string(dtype));
+		return o;
+	}
+	if (!m->inputs) {
+		err_set(ERR_INPUT, "the model '%s' needs example inputs: --inputs 32x3x224x224 (shapes, with :int64:HIGH "
+			"for token ids) or --inputs FILE.py:FN", m->program);
+		return NULL;
+	}
+	if (m->kwargs) {
+		json_error_t e;
+		if (!(kwargs = json_loads(m->kwargs, JSON_DECODE_ANY, &e)) || !json_is_object(kwargs)) {
+			json_decref(kwargs);
+			err_set(ERR_INPUT, "--model-kwargs: not a JSON object: %s", m->kwargs);
+			return NULL;
+		}
+	}
+	if (!(inputs = parse_inputs(m->inputs)) || !(prog = absolute_ref(m->program, "the model"))) {
+		json_decref(inputs);
+		json_decref(kwargs);
+		return NULL;
+	}
+	o = json_pack("{s:s, s:o, s:o, s:s, s:s}", "model", prog, "kwargs", kwargs ? kwargs : json_object(), "inputs",
+		      inputs, "mode", mode, "dtype", dtype);
+	free(prog);
+	return o;
+}
+
+/* NAME of the program file: the callable's last name (a "model_name"
+ * argument's, for a factory like timm.create_model) or the file's stem,
+ * then a non-default dtype and mode. Owned. */
+static char *program_name(const struct model_spec *m, const json_t *spec)
+{
+	const char *from = m->program, *colon = strrchr(from, ':');
+	const char *named = json_string_value(json_object_get(json_object_get(spec, "kwargs"), "model_name"));
+	struct buf b = BUF_INIT;
+	const char *dtype = json_string_value(json_object_get(spec, "dtype"));
+	const char *mode = json_string_value(json_object_get(spec, "mode"));
+	if (named) {
+		buf_adds(&b, named);
+	} else if (model_is_ref(from)) {
+		const char *dot = strrchr(colon + 1, '.');
+		buf_adds(&b, dot ? dot + 1 : colon + 1);
+	} else {
+		const char *base = strrchr(from, '/') ? strrchr(from, '/') + 1 : from;
+		size_t n = strlen(base);
+		buf_add(&b, base, n > 3 && !strcmp(base + n - 3, ".py") ? n - 3 : n);
+	}
+	if (strcmp(dtype, "fp32"))
+		buf_addf(&b, "_%s", dtype);
+	if (strcmp(mode, model_is_ref(from) ? "eval" : "train"))
+		buf_addf(&b, "_%s", mode);
+	for (char *p = b.data; p && *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			*p = '_';
+	return buf_detach(&b);
+}
+
+char *model_write_program(const struct model_spec *m, const char *dir)
+{
+	json_t *spec = spec_json(m);
+	struct buf b = BUF_INIT;
+	char *text, *name, *path = NULL;
+	if (!spec)
+		return NULL;
+	text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+	name = program_name(m, spec);
+	buf_addf(&b, "\"\"\"%s: the program egg wrote for %s (a model spec; see docs/programs.md).\n\n", name, m->program);
+	buf_addf(&b, "Mode %s, dtype %s. The model is built with random weights (nothing is downloaded); in eval mode\n"
+		 "its normalisations' statistics are drawn at random too. Its state_dict() is the model's own.\n\"\"\"\n",
+		 json_string_value(json_object_get(spec, "mode")), json_string_value(json_object_get(spec, "dtype")));
+	buf_adds(&b, "import json\n\nEGG_MODEL = json.loads(");
+	py_string(&b, text);
+	buf_adds(&b, ")\n\n");
+	if (py_worker_runtime(&b, MODEL_RUNTIME, "model runtime") == 0 && fs_mkdir_p(dir) == 0) {
+		char *file = xasprintf("%s.py", name);
+		path = fs_join(dir, file);
+		free(file);
+		if (fs_write_atomic(path, b.data, b.len) < 0) {
+			free(path);
+			path = NULL;
+		}
+	}
+	buf_release(&b);
+	free(text);
+	free(name);
+	json_decref(spec);
+	return path;
+}
+
+char *model_program_dir(const struct model_spec *m, const char *store)
+{
+	json_t *spec = spec_json(m);
+	char *text, *dir, hex[HASH_HEX_LEN + 1];
+	if (!spec)
+		return NULL;
+	text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+	hash_hex(text, strlen(text), hex);
+	hex[12] = 0;
+	dir = xasprintf("%s/programs/%s", store, hex);
+	free(text);
+	json_decref(spec);
+	return dir;
+}

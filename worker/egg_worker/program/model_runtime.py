@@ -1,0 +1,171 @@
+# model_runtime.py: the runtime of a program that egg wrote from a model
+# spec (egg split MODEL DIR, egg optimize MODEL --split): a torchvision,
+# timm or transformers model, or one's own, in KernelBench form, run in
+# the chosen mode and dtype.
+#
+# It is not imported. egg (program_write_model in src/program/model.c)
+# writes the program file: its docstring, `EGG_MODEL = {...}` (the spec:
+# what builds the model, its arguments, the inputs, the mode and dtype),
+# then this file's text less these first comment lines. Everything egg
+# does with a program (split, compose, eval) then works on that file.
+#
+# The wrapper's state_dict() is the model's own (its keys carry no prefix),
+# so a composed program built on it loads the original model's state_dict.
+
+
+# ---- egg: the model spec's program ----
+import collections.abc as _egg_abc
+import importlib as _egg_importlib
+import importlib.util as _egg_importlib_util
+import os as _egg_os
+import sys as _egg_sys
+
+import torch
+import torch.fx as _egg_fx
+import torch.nn as nn
+
+_EGG_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+_EGG_INT_DTYPES = {"int64": torch.int64, "int32": torch.int32, "bool": torch.bool}
+
+
+def _egg_load(ref):
+    """The object `ref` names: MODULE:NAME or FILE.py:NAME (NAME may be dotted)."""
+    where, _, name = ref.rpartition(":")
+    if where.endswith(".py"):
+        key = "egg_model_" + _egg_os.path.splitext(_egg_os.path.basename(where))[0]
+        mod = _egg_sys.modules.get(key)
+        if mod is None or getattr(mod, "__file__", None) != where:
+            spec = _egg_importlib_util.spec_from_file_location(key, where)
+            mod = _egg_importlib_util.module_from_spec(spec)
+            _egg_sys.modules[key] = mod
+            spec.loader.exec_module(mod)
+    else:
+        mod = _egg_importlib.import_module(where)
+    obj = mod
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _egg_random_statistics(model):
+    """In eval mode a normalisation's running statistics and affine values
+    are constants a kernel may fold; a new model's are zeros and ones, under
+    which a kernel that ignored them would pass. They are drawn here (a
+    trained model's own replace them when its state_dict is loaded)."""
+    with torch.no_grad():
+        for m in model.modules():
+            if getattr(m, "running_var", None) is None or getattr(m, "running_mean", None) is None:
+                continue
+            m.running_mean.normal_(0.0, 0.2)
+            m.running_var.uniform_(0.5, 1.5)
+            if getattr(m, "weight", None) is not None:
+                m.weight.uniform_(0.5, 1.5)
+            if getattr(m, "bias", None) is not None:
+                m.bias.normal_(0.0, 0.2)
+
+
+def _egg_tensors(out):
+    """The model's result as tensors: an output object or dict (a
+    transformers model's) becomes its tensor values, one of them alone."""
+    if isinstance(out, (torch.Tensor, _egg_fx.Proxy)):
+        return out
+    if isinstance(out, _egg_abc.Mapping):
+        out = [v for v in out.values() if v is not None]
+        return out[0] if len(out) == 1 else tuple(out)
+    if isinstance(out, (tuple, list)):
+        return type(out)(_egg_tensors(x) for x in out if x is not None)
+    return out
+
+
+def _egg_model_state_hooks(module, inner="model."):
+    """state_dict() without `inner` (and without a composed program's own
+    parts), and load_state_dict() of the model's own keys: the wrapper and
+    a composed program built on it take the original model's state_dict."""
+    def save(mod, state, prefix, meta):
+        for k in list(state):
+            rest = k[len(prefix):]
+            if rest.startswith("_egg_parts."):
+                del state[k]
+            elif rest.startswith(inner):
+                state[prefix + rest[len(inner):]] = state.pop(k)
+
+    def load_pre(mod, state, prefix, meta, strict, missing, unexpected, errors):
+        for k in [k for k in state if k.startswith(prefix)]:
+            rest = k[len(prefix):]
+            if not rest.startswith(inner) and not rest.startswith("_egg_parts."):
+                state[prefix + inner + rest] = state.pop(k)
+
+    def load_post(mod, incompatible):
+        incompatible.missing_keys[:] = [k for k in incompatible.missing_keys if not k.startswith("_egg_parts.")]
+
+    module._register_state_dict_hook(save)
+    module.register_load_state_dict_pre_hook(load_pre)
+    module.register_load_state_dict_post_hook(load_post)
+
+
+class Model(nn.Module):
+    """The model EGG_MODEL builds, in its mode and dtype. Its forward takes
+    as many inputs as the model's example inputs, by name (tracing needs a
+    fixed count): each instance is of the subclass for that count."""
+
+    def __init__(self):
+        super().__init__()
+        make = _egg_load(EGG_MODEL["model"])
+        args = EGG_MODEL.get("args") or []
+        if isinstance(args, str):
+            args = list(_egg_load(args)())
+        model = make(*args, **(EGG_MODEL.get("kwargs") or {}))
+        if EGG_MODEL["dtype"] != "fp32":
+            model = model.to(_EGG_DTYPES[EGG_MODEL["dtype"]])
+        if EGG_MODEL["mode"] == "eval":
+            _egg_random_statistics(model)
+        self.model = model
+        self.train(EGG_MODEL["mode"] == "train")
+        _egg_model_state_hooks(self)
+        self.__class__ = _egg_taking(_egg_input_count(model))
+
+
+_EGG_TAKING = {}
+
+
+def _egg_taking(count):
+    """Model's subclass whose forward takes `count` inputs."""
+    if count not in _EGG_TAKING:
+        names = ", ".join("x%d" % i for i in range(count))
+        space = {}
+        exec("def forward(self, %s):\n    return _egg_tensors(self.model(%s))\n" % (names, names), globals(), space)
+        _EGG_TAKING[count] = type("Model", (Model,), {"forward": space["forward"], "__module__": __name__,
+                                                      "__qualname__": "Model"})
+    return _EGG_TAKING[count]
+
+
+def _egg_input_count(model):
+    """The example inputs' count: the shapes given, else the model's
+    forward's parameters without defaults (at least one)."""
+    if not isinstance(EGG_MODEL["inputs"], str):
+        return len(EGG_MODEL["inputs"])
+    import inspect
+
+    params = inspect.signature(model.forward).parameters.values()
+    return max(1, sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                      for p in params))
+
+
+def _egg_draw(spec):
+    shape, dtype = tuple(spec["shape"]), spec["dtype"]
+    if dtype in _EGG_INT_DTYPES:
+        if dtype == "bool":
+            return torch.rand(shape) < 0.5
+        return torch.randint(0, int(spec.get("high") or 2), shape, dtype=_EGG_INT_DTYPES[dtype])
+    return torch.randn(shape)
+
+
+def get_inputs():
+    spec = EGG_MODEL["inputs"]
+    xs = list(_egg_load(spec)()) if isinstance(spec, str) else [_egg_draw(s) for s in spec]
+    want = _EGG_DTYPES[EGG_MODEL["dtype"]]
+    return [x.to(want) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
+
+
+def get_init_inputs():
+    return []

@@ -69,6 +69,28 @@ static char *absolute_ref(const char *ref, const char *flag)
 	return out;
 }
 
+/* Copies the text of the FILE.py that `ref` names (FILE.py:NAME, FILE
+ * absolute) into spec["sources"][FILE]: the program runs where the file's
+ * path is not readable (the evaluator's sandbox, another machine). */
+static int add_source(json_t *spec, const char *ref)
+{
+	const char *colon = strrchr(ref, ':');
+	char *file;
+	struct buf text = BUF_INIT;
+	int rc;
+	if (!colon || colon - ref < 3 || strncmp(colon - 3, ".py", 3))
+		return 0;
+	file = xstrndup(ref, (size_t)(colon - ref));
+	if (!json_object_get(spec, "sources"))
+		json_object_set_new(spec, "sources", json_object());
+	rc = fs_read(file, &text);
+	if (!rc)
+		json_object_set_new(json_object_get(spec, "sources"), file, json_string(buf_str(&text)));
+	buf_release(&text);
+	free(file);
+	return rc;
+}
+
 /* One input: SHAPE[:DTYPE[:HIGH]] as {"shape", "dtype", "high"}, or NULL with ERR_INPUT. */
 static json_t *parse_input(const char *item)
 {
@@ -180,6 +202,10 @@ static json_t *spec_json(const struct model_spec *m)
 		free(prog);
 		json_object_set_new(o, "mode", json_string(mode));
 		json_object_set_new(o, "dtype", json_string(dtype));
+		if (add_source(o, json_string_value(json_object_get(o, "model"))) < 0) {
+			json_decref(o);
+			return NULL;
+		}
 		return o;
 	}
 	if (!m->inputs) {
@@ -203,6 +229,11 @@ static json_t *spec_json(const struct model_spec *m)
 	o = json_pack("{s:s, s:o, s:o, s:s, s:s}", "model", prog, "kwargs", kwargs ? kwargs : json_object(), "inputs",
 		      inputs, "mode", mode, "dtype", dtype);
 	free(prog);
+	if (add_source(o, json_string_value(json_object_get(o, "model"))) < 0 ||
+	    (json_is_string(inputs) && add_source(o, json_string_value(inputs)) < 0)) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 

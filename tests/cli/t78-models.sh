@@ -40,6 +40,21 @@ count = lambda p: sum(1 for s in p["subgraphs"] if s.get("occurrences"))
 assert len(b["subgraphs"]) > len(a["subgraphs"]) and count(a) == count(b), (count(a), count(b))
 PY
 
+# The mode rule: a candidate runs in its reference's mode. A "kernel" that
+# is the task's own PyTorch code without its self.eval() passes (in train
+# mode its batch norm would use the batch's statistics and fail).
+python3 - "$TMP/r2" "$TMP/bn_kernel.py" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+task = [s for s in json.load(open(os.path.join(d, "plan.json")))["subgraphs"] if not s["glue"]][1]["file"]
+src = open(os.path.join(d, task)).read().replace("class Model(nn.Module):", "class ModelNew(nn.Module):")
+src = src[:src.index("\ndef get_inputs(")]
+open(sys.argv[2], "w").write(src.replace("        self.eval()\n", ""))
+open(sys.argv[2] + ".task", "w").write(os.path.join(d, task))
+PY
+run_egg "${EV[@]}" --allow-torch "$(cat "$TMP/bn_kernel.py.task")" "$TMP/bn_kernel.py"
+expect_rc 0 "a candidate runs in its reference's (eval) mode"
+
 # --- the identity composition and the drop-in module
 run_egg compose "$TMP/r2/tiny_resnet_bf16.py" "$TMP/r2" -o "$TMP/r2_torch.py" --keep-torch
 expect_rc 0 "the parts compose back"

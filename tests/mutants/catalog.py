@@ -139,6 +139,13 @@ OWN_MUTANTS = [
     dict(name="prompt-default-tolerance", point="the tolerance in force",
          file="src/agents/context.c", find="		tolerance_entry(&t, e, atol, rtol);",
          replace="		tolerance_entry(&t, e, -1, -1);", tests=["unit:reply", "cli:t50-optimize"]),
+    # One's own network: a candidate in its reference's mode; the drop-in's keys.
+    dict(name="candidate-in-train-mode", point="models: the mode rule",
+         file="worker/egg_worker/protocol/candidate.py", find="            model.train(reference.training)",
+         replace="            pass", tests=["cli:t78-models"]),
+    dict(name="composed-keeps-part-keys", point="models: the drop-in's state_dict",
+         file="worker/egg_worker/program/model_runtime.py", find="            if rest.startswith(\"_egg_parts.\"):\n                del state[k]\n            elif",
+         replace="            if", tests=["cli:t78-models"]),
     # Timing and profiling drain the device of other jobs' trials.
     dict(name="timing-beside-other-trials", point="exclusivity: work lock",
          file="worker/egg_worker/locks.py",

@@ -35,16 +35,32 @@ def _egg_load(ref):
         key = "egg_model_" + _egg_os.path.splitext(_egg_os.path.basename(where))[0]
         mod = _egg_sys.modules.get(key)
         if mod is None or getattr(mod, "__file__", None) != where:
-            spec = _egg_importlib_util.spec_from_file_location(key, where)
-            mod = _egg_importlib_util.module_from_spec(spec)
-            _egg_sys.modules[key] = mod
-            spec.loader.exec_module(mod)
+            mod = _egg_file_module(key, where)
     else:
         mod = _egg_importlib.import_module(where)
     obj = mod
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def _egg_file_module(key, path):
+    """The module of a FILE.py the spec names: from the text egg copied into
+    EGG_MODEL["sources"] when it wrote this program (so the program runs
+    where that path is not readable: a sandbox, another machine), else from
+    the file."""
+    import linecache
+
+    source = (EGG_MODEL.get("sources") or {}).get(path)
+    if source is None:
+        with open(path) as f:
+            source = f.read()
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    mod = _egg_importlib_util.module_from_spec(_egg_importlib_util.spec_from_loader(key, loader=None))
+    mod.__file__ = path
+    _egg_sys.modules[key] = mod
+    exec(compile(source, path, "exec"), mod.__dict__)
+    return mod
 
 
 def _egg_random_statistics(model):

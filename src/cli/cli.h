@@ -52,8 +52,9 @@ int cmd_parse(const struct command *self, const struct opt *const *tables, int a
 	      struct cmd_ctx *ctx);
 void cmd_ctx_clear(struct cmd_ctx *ctx);
 /* A resumed run (--resume RUN in argv) takes the arguments it was started
- * with first (its stored "argv"), then the new ones: `all` gets them.
- * Returns 0, or the usage error's exit code (no such run). */
+ * with first (its stored "argv"), then the new ones: `all` gets them, RUN
+ * as the run's whole id when it was its beginning (store_run_get).
+ * Returns 0, or the error's exit code (no such run, an ambiguous one). */
 int cmd_resumed_args(int argc, char **argv, struct strvec *all);
 /* The task files of a command of many (bench, selfcheck): its arguments,
  * then every *.py under `dir` (may be NULL). Returns -1 (to go on) or the
@@ -71,6 +72,8 @@ int cmd_eval(const struct command *self, int argc, char **argv);
 /* egg eval's batch forms (cmd_eval_batch.c): whether argv asks for one, and the command. */
 int cmd_eval_is_batch(int argc, char **argv);
 int cmd_eval_batch(int argc, char **argv);
+/* The batch forms' part of `egg eval --help`: their usage and their own options. */
+void cmd_eval_batch_help(FILE *f);
 int cmd_profile(const struct command *self, int argc, char **argv);
 int cmd_optimize(const struct command *self, int argc, char **argv);
 int cmd_bench(const struct command *self, int argc, char **argv);

@@ -165,8 +165,11 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	if (cmd_eval_is_batch(argc, argv))
 		return cmd_eval_batch(argc, argv);
 	eval_flags_init(&ef);
-	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
+	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0) {
+		if (ctx.help)
+			cmd_eval_batch_help(stdout);
 		goto out;
+	}
 	if (eval_flags_apply(&ef, EVAL_FLAGS_EVAL, ctx.device, &o) < 0 || fs_read(ctx.args.v[0], &task) < 0 ||
 	    (ctx.args.n > 1 && fs_read(ctx.args.v[1], &kernel) < 0)) {
 		code = err_report();

@@ -214,6 +214,39 @@ static void print_pairs(FILE *f, struct run *run)
 	}
 }
 
+/* What the batch forms' own options set. */
+struct batch_args {
+	const char *list, *kb, *gen, *resume;
+	int quiet;
+};
+
+/* The batch forms' own options (a static table, like device_flag_options). */
+static const struct opt *batch_options(struct batch_args *a)
+{
+	static struct opt table[6];
+	const struct opt t[] = {
+		{ "batch", 0, OPT_STRING, &a->list, "LIST", "pairs to judge: lines 'TASK.py KERNEL.py' or {\"task\", \"kernel\"}" },
+		{ "kernelbench", 0, OPT_STRING, &a->kb, "KB_DIR", "KernelBench's tasks (levelL/P_Name.py)" },
+		{ "generations", 0, OPT_STRING, &a->gen, "GEN_DIR", "kernels by KernelBench's names "
+		  "(level_L_problem_P_sample_S_kernel.py)" },
+		{ "resume", 0, OPT_STRING, &a->resume, "RUN", "finish an interrupted judging run" },
+		{ "quiet", 'q', OPT_FLAG, &a->quiet, NULL, "no progress lines" },
+		OPT_TABLE_END,
+	};
+	memcpy(table, t, sizeof(t));
+	return table;
+}
+
+void cmd_eval_batch_help(FILE *f)
+{
+	struct batch_args a = { 0 };
+	struct device_flags df;
+	const struct opt *tables[] = { batch_options(&a), device_flag_options(&df), NULL };
+	fprintf(f, "\nbatch forms: egg eval %s\n%s\n\nbatch options (and the evaluation options above but --no-baseline "
+		   "and --speedup-bound):\n", batch_command.usage, batch_command.summary);
+	opt_print_help(f, tables);
+}
+
 /* egg eval --batch / --kernelbench. Over 100 lines: the option table, the
  * two ways pairs are read and the exit rules are the command's contract. */
 int cmd_eval_batch(int argc, char **argv)
@@ -225,30 +258,27 @@ int cmd_eval_batch(int argc, char **argv)
 	struct strvec tasks = STRVEC_INIT, kernels = STRVEC_INIT, devices = STRVEC_INIT, all_args = STRVEC_INIT;
 	struct run *run = NULL;
 	json_t *config = NULL, *report = NULL;
-	const char *list = NULL, *kb = NULL, *gen = NULL, *resume = NULL;
-	int quiet = 0, code;
-	const struct opt own[] = {
-		{ "batch", 0, OPT_STRING, &list, "LIST", "pairs to judge: lines 'TASK.py KERNEL.py' or {\"task\", \"kernel\"}" },
-		{ "kernelbench", 0, OPT_STRING, &kb, "KB_DIR", "KernelBench's tasks (levelL/P_Name.py)" },
-		{ "generations", 0, OPT_STRING, &gen, "GEN_DIR", "kernels by KernelBench's names "
-		  "(level_L_problem_P_sample_S_kernel.py)" },
-		{ "resume", 0, OPT_STRING, &resume, "RUN", "finish an interrupted judging run" },
-		{ "quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress lines" },
-		OPT_TABLE_END,
-	};
-	const struct opt *tables[] = { own, device_flag_options(&df), eval_flag_options(&ef, EVAL_FLAGS_EVAL), NULL };
+	struct batch_args a = { 0 };
+	int code;
+	const struct opt *tables[] = { batch_options(&a), device_flag_options(&df), eval_flag_options(&ef, EVAL_FLAGS_EVAL),
+				       NULL };
 
+	/* One pair's option, said before anything is read or started. */
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--no-baseline"))
+			return err_usage("--no-baseline goes with one pair (egg eval TASK.py KERNEL.py), not with --batch, "
+					 "--kernelbench or --resume: a batch times every pair against its task's baselines");
 	eval_flags_init(&ef);
 	device_flags_init(&df);
 	if ((code = cmd_resumed_args(argc, argv, &all_args)))
 		goto out;
 	if ((code = cmd_parse(&batch_command, tables, (int)all_args.n, all_args.v, &ctx)) >= 0)
 		goto out;
-	if (!!list + !!kb != 1 || !!kb != !!gen) {
+	if (!!a.list + !!a.kb != 1 || !!a.kb != !!a.gen) {
 		code = err_usage("give either --batch LIST or --kernelbench KB_DIR with --generations GEN_DIR");
 		goto out;
 	}
-	if ((list ? read_list(list, &tasks, &kernels) : kernelbench_pairs(kb, gen, &tasks, &kernels)) < 0 ||
+	if ((a.list ? read_list(a.list, &tasks, &kernels) : kernelbench_pairs(a.kb, a.gen, &tasks, &kernels)) < 0 ||
 	    device_flags_apply(&df, &ctx.cfg, &devices) < 0 || eval_flags_apply(&ef, EVAL_FLAGS_EVAL, devices.v[0], &ro.eo) < 0) {
 		code = err_report();
 		goto out;
@@ -258,8 +288,8 @@ int cmd_eval_batch(int argc, char **argv)
 	ro.devices = &devices;
 	ro.workers_per_device = df.per_device;
 	ro.judge_only = 1;
-	if (resume) {
-		run = run_resume(&ctx.cfg, &ro, resume);
+	if (a.resume) {
+		run = run_resume(&ctx.cfg, &ro, a.resume);
 	} else {
 		json_t *args = json_array();
 		for (int i = 0; i < argc; i++)
@@ -272,10 +302,10 @@ int cmd_eval_batch(int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
-	if (!quiet && !ctx.json)
+	if (!a.quiet && !ctx.json)
 		fprintf(stderr, "egg: judging run %s: %zu pair(s) on %zu device(s) (%s%s)\n", run_id(run), tasks.n,
 			devices.n, devices.v[0], devices.n > 1 ? ", ..." : "");
-	run_execute(run, df.jobs, quiet || ctx.json ? RUN_QUIET : RUN_BOARD);
+	run_execute(run, df.jobs, a.quiet || ctx.json ? RUN_QUIET : RUN_BOARD);
 	report = run_report(run);
 	if (ctx.json) {
 		json_t *out = json_pack("{s:s, s:O?}", "run", run_id(run), "summary", json_object_get(report, "all")),
@@ -286,7 +316,7 @@ int cmd_eval_batch(int argc, char **argv)
 		cmd_print_json(out);
 	} else {
 		print_pairs(stdout, run);
-		if (report && !quiet)
+		if (report && !a.quiet)
 			report_print_text(stderr, report);
 	}
 	{

@@ -47,6 +47,7 @@ int cmd_report(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
+	run_id = json_string_value(json_object_get(json_object_get(rep, "run"), "id"));
 	{
 		char *dir = xasprintf("%s/runs/%s", ctx.cfg.store, run_id);
 		report_attach_program(rep, dir);

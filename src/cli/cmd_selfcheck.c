@@ -10,6 +10,7 @@
 #include "../run/discover.h"
 #include "../eval/pool.h"
 #include "../eval/eval.h"
+#include "../report/format.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -139,12 +140,14 @@ static void *check_thread(void *arg)
 			fflush(c->rows_file);
 			free(line);
 		}
-		if (!c->quiet)
-			fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%.1f s)\n", c->done, c->paths->n, c->paths->v[i],
+		if (!c->quiet) {
+			char secs[16];
+			fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%s s)\n", c->done, c->paths->n, c->paths->v[i],
 				json_string_value(json_object_get(row, "result")),
 				json_is_true(json_object_get(row, "ok")) ? "" : ": ",
 				json_is_true(json_object_get(row, "ok")) ? "" : json_string_value(json_object_get(row, "reason")) ?: "",
-				json_num(row, "eval_s"));
+				fmt_figure("%.1f", json_num(row, "eval_s"), secs));
+		}
 		pthread_mutex_unlock(&c->mu);
 	}
 }
@@ -219,40 +222,36 @@ static json_t *summarise(json_t *rows, const struct strvec *devices)
 
 static void print_mb(double bytes)
 {
-	if (isnan(bytes))
-		printf(" %9s", "-");
-	else
-		printf(" %9.1f", bytes / 1e6);
+	char mb[16];
+	printf(" %9s", fmt_figure("%.1f", bytes / 1e6, mb));
 }
 
 static void print_table(const json_t *rows, const json_t *sum)
 {
 	size_t i;
 	const json_t *row;
+	char med[16], max[16];
 	printf("%-44s %-6s %9s %9s %9s %9s %6s %7s  %s\n", "task", "result", "in MB", "out MB", "ref MB",
 	       "cand MB", "x(i+o)", "eval s", "note");
 	json_array_foreach(rows, i, row) {
 		const char *task = json_string_value(json_object_get(row, "task"));
 		size_t len = strlen(task);
-		double m = json_num(row, "peak_multiple");
+		char m[16], secs[16];
 		printf("%-44s %-6s", len > 44 ? task + len - 44 : task,
 		       json_is_true(json_object_get(row, "ok")) ? "ok" : "FAIL");
 		print_mb(json_num(row, "input_bytes"));
 		print_mb(json_num(row, "output_bytes"));
 		print_mb(json_num(row, "reference_peak_bytes"));
 		print_mb(json_num(row, "candidate_peak_bytes"));
-		if (isnan(m))
-			printf(" %6s", "-");
-		else
-			printf(" %6.2f", m);
-		printf(" %7.1f  %s%s%s\n", json_num(row, "eval_s"),
+		printf(" %6s %7s  %s%s%s\n", fmt_figure("%.2f", json_num(row, "peak_multiple"), m),
+		       fmt_figure("%.1f", json_num(row, "eval_s"), secs),
 		       json_is_true(json_object_get(row, "ill_conditioned")) ? "ill-conditioned " : "",
 		       json_is_true(json_object_get(row, "ran_alone")) ? "ran alone " : "",
 		       json_is_true(json_object_get(row, "ok")) ? "" : json_string_value(json_object_get(row, "reason")) ?: "");
 	}
-	printf("\nselfcheck: %lld/%lld ok; evaluation seconds median %.1f, max %.1f (%s)\n",
+	printf("\nselfcheck: %lld/%lld ok; evaluation seconds median %s, max %s (%s)\n",
 	       json_integer_value(json_object_get(sum, "ok")), json_integer_value(json_object_get(sum, "tasks")),
-	       json_num(sum, "eval_s_median"), json_num(sum, "eval_s_max"),
+	       fmt_figure("%.1f", json_num(sum, "eval_s_median"), med), fmt_figure("%.1f", json_num(sum, "eval_s_max"), max),
 	       json_string_value(json_object_get(sum, "eval_s_max_task")) ?: "-");
 	if (!isnan(json_num(sum, "peak_multiple_median")))
 		printf("peak memory of one process as a multiple of inputs+outputs (tasks over 64 MB): "

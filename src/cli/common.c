@@ -89,6 +89,8 @@ void cmd_print_json(json_t *obj)
 
 int cmd_resumed_args(int argc, char **argv, struct strvec *all)
 {
+	char *whole = NULL;	/* the run's whole id, when argv gives its beginning */
+	int at = -1;
 	for (int i = 0; i < argc; i++)
 		if (!strcmp(argv[i], "--resume") && i + 1 < argc) {
 			struct config tmp;
@@ -104,18 +106,22 @@ int cmd_resumed_args(int argc, char **argv, struct strvec *all)
 				store_close(store);
 			}
 			config_free(&tmp);
-			if (!stored && err_kind() == ERR_INFRA)
-				return err_report();
+			if (!stored && err_kind() == ERR_NONE)
+				err_set(ERR_INPUT, "no run '%s' to resume in the store", argv[i + 1]);
 			if (!stored) {
-				err_clear();
-				return err_usage("no run '%s' to resume in the store", argv[i + 1]);
+				free(whole);
+				return err_report();
 			}
 			json_array_foreach(json_object_get(json_object_get(stored, "config"), "argv"), k, a)
 				strvec_push(all, json_string_value(a));
+			free(whole);
+			whole = xstrdup(json_string_value(json_object_get(stored, "id")));
+			at = i + 1;
 			json_decref(stored);
 		}
 	for (int i = 0; i < argc; i++)
-		strvec_push(all, argv[i]);
+		strvec_push(all, i == at ? whole : argv[i]);
+	free(whole);
 	return 0;
 }
 

@@ -225,9 +225,13 @@ json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipelin
 }
 
 
+/* --jobs not given: told apart from a --jobs 0 that is refused. */
+#define JOBS_UNSET INT_MIN
+
 void device_flags_init(struct device_flags *f)
 {
 	memset(f, 0, sizeof(*f));
+	f->jobs = JOBS_UNSET;
 }
 
 const struct opt *device_flag_options(struct device_flags *f)
@@ -248,6 +252,12 @@ const struct opt *device_flag_options(struct device_flags *f)
 
 int device_flags_apply(struct device_flags *f, struct config *cfg, struct strvec *devices)
 {
+	if (f->jobs != JOBS_UNSET && f->jobs < 1) {
+		err_set(ERR_INPUT, "--jobs takes 1 or more (leave it out for 2 per device)");
+		return -1;
+	}
+	if (f->jobs == JOBS_UNSET)
+		f->jobs = 0;
 	if (f->slurm)
 		cfg->slurm = 1;
 	if (cfg->slurm) {

@@ -56,14 +56,15 @@ json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipelin
 /* Where a run of many tasks evaluates: egg bench and egg eval --batch. */
 struct device_flags {
 	const char *list;	/* --devices */
-	int jobs, cpu_workers, per_device, slurm, slurm_workers;
+	int jobs;		/* --jobs: 1 or more; 0 (2 per device) when not given, once applied */
+	int cpu_workers, per_device, slurm, slurm_workers;
 };
 
 void device_flags_init(struct device_flags *f);
 const struct opt *device_flag_options(struct device_flags *f);
 /* The run's devices and workers per device from the flags (all GPUs, else
  * cpu; with --slurm one Slurm step per device); sets cfg->slurm. -1 with
- * ERR_INPUT for flags that do not go together. */
+ * ERR_INPUT for flags that do not go together, or a --jobs below 1. */
 int device_flags_apply(struct device_flags *f, struct config *cfg, struct strvec *devices);
 
 /* A model spec's flags (program/model.h): egg split and egg optimize take

@@ -36,7 +36,7 @@ static const struct command commands[] = {
 	  STORE | JSON, 1, 1 },
 	{ "runs", cmd_runs, "[--json]", "List the runs in the store.", STORE | JSON, 0, 0 },
 	{ "eval", cmd_eval, "TASK.py [KERNEL.py] [--device cpu|cuda[:N]] [--trials N] [--json] | --batch LIST | "
-	  "--kernelbench KB_DIR --generations GEN_DIR",
+	  "--kernelbench KB_DIR --generations GEN_DIR [--devices LIST] [--jobs N] | --resume RUN",
 	  "Check a candidate kernel against its task (correctness, integrity) and time it against eager, torch.compile "
 	  "and the roofline bound; without a kernel, measure those three for the task; with --batch or --kernelbench, "
 	  "judge kernels made elsewhere, many pairs as one resumable run.",

@@ -16,34 +16,33 @@ const char *fmt_status(const json_t *t)
 	return !json_is_true(json_object_get(t, "found")) && !strcmp(st, "done") ? "no kernel" : st;
 }
 
-/* "12.3%", or "-" for a missing figure. */
-const char *fmt_pct(double v, char *out, size_t len)
+/* The one place a figure becomes text: `fmt` of `v`, or "-" when there is
+ * none (NaN: a missing JSON number, no timing, no finished task). */
+static const char *figure(const char *fmt, double v, char *out, size_t len)
 {
 	if (isnan(v))
 		snprintf(out, len, "-");
 	else
-		snprintf(out, len, "%.1f%%", v);
+		snprintf(out, len, fmt, v);
 	return out;
+}
+
+/* "12.3%", or "-" for a missing figure. */
+const char *fmt_pct(double v, char *out, size_t len)
+{
+	return figure("%.1f%%", v, out, len);
 }
 
 /* "1.23x" for a speedup, or "-" when there is none. `out` holds 16 bytes. */
 const char *fmt_ratio(double v, char *out)
 {
-	if (isnan(v))
-		snprintf(out, 16, "-");
-	else
-		snprintf(out, 16, "%.2fx", v);
-	return out;
+	return figure("%.2fx", v, out, 16);
 }
 
 /* One figure in `fmt`, or "-" when there is none. `out` holds 16 bytes. */
 const char *fmt_figure(const char *fmt, double v, char *out)
 {
-	if (isnan(v))
-		snprintf(out, 16, "-");
-	else
-		snprintf(out, 16, fmt, v);
-	return out;
+	return figure(fmt, v, out, 16);
 }
 
 const char *fmt_words(const char *name, char *out, size_t n)
@@ -59,11 +58,18 @@ const char *fmt_words(const char *name, char *out, size_t n)
  * holds 16 bytes. */
 const char *fmt_rate(double v, char *out)
 {
-	if (isnan(v))
-		snprintf(out, 16, "-");
-	else
-		snprintf(out, 16, "%.0f%%", 100 * v);
-	return out;
+	return figure("%.0f%%", 100 * v, out, 16);
+}
+
+/* The task's stop reason without a leading "STATUS: " that repeats its
+ * shown status ("stopped: stopped: ..."); NULL when it has none. */
+const char *fmt_reason(const json_t *t)
+{
+	const char *why = json_string_value(json_object_get(t, "stop_reason")), *st = fmt_status(t);
+	size_t len = strlen(st);
+	if (why && !strncmp(why, st, len) && !strncmp(why + len, ": ", 2))
+		return why + len + 2;
+	return why;
 }
 
 /* The setup as one line of text ("model M; devices D...; timing"), for both

@@ -17,6 +17,8 @@ const char *fmt_ratio(double v, char *out);
 const char *fmt_figure(const char *fmt, double v, char *out);
 /* A stable name read as words ("no_kernel": "no kernel") into `out` (n bytes). */
 const char *fmt_words(const char *name, char *out, size_t n);
+/* The stop reason without a leading "STATUS: " repeating the shown status; NULL if none. */
+const char *fmt_reason(const json_t *task);
 /* "42%" for a rate, or "-" (no finished task); `out` holds 16 bytes. */
 const char *fmt_rate(double v, char *out);
 /* The run's setup as one line ("model M; devices D...; timing"). Owned. */

@@ -227,6 +227,7 @@ json_t *report_compute(struct store *s, const char *run_id)
 	size_t i;
 	if (!run)
 		return NULL;
+	run_id = json_string_value(json_object_get(run, "id"));	/* the whole id, when given its beginning */
 	if (!(tasks = store_tasks(s, run_id))) {
 		json_decref(run);
 		return NULL;
@@ -368,12 +369,11 @@ void report_print_text(FILE *f, const json_t *rep)
 			fmt_figure("%.1f", json_num(tm, "eval_s"), e), fmt_figure("%.1f", json_num(tm, "device_wait_s"), d),
 			fmt_figure("%.0f", json_num(tm, "llm_chain"), c));
 		if (json_is_true(json_object_get(t, "found"))) {
-			char sc[32] = "-", sol[32] = "-";
-			if (!isnan(json_num(t, "speedup_compile")))
-				snprintf(sc, sizeof(sc), "%.2fx", json_num(t, "speedup_compile"));
-			if (!isnan(json_num(t, "sol_pct")))
-				snprintf(sol, sizeof(sol), "%.1f%%", json_num(t, "sol_pct"));
-			fprintf(f, "%12.4f %9.2fx %10s %6s%s%s", json_num(t, "kernel_ms"), json_num(t, "speedup_eager"), sc, sol,
+			char ms[16], se[16], sc[16], sol[16];
+			/* A kernel judged without timing (--no-timing) has no time: "-". */
+			fprintf(f, "%12s %10s %10s %6s%s%s", fmt_figure("%.4f", json_num(t, "kernel_ms"), ms),
+				fmt_ratio(json_num(t, "speedup_eager"), se), fmt_ratio(json_num(t, "speedup_compile"), sc),
+				fmt_figure("%.1f%%", json_num(t, "sol_pct"), sol),
 				json_num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "",
 				json_is_object(json_object_get(t, "sol_stop")) ? "  stopped at the speed of light" : "");
 			if (!isnan(json_num(t, "speedup_existing")))

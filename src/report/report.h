@@ -15,7 +15,8 @@
  * {mean, geomean, n}, speedup_compile {mean, geomean, n}, prompt_tokens_per_task,
  * completion_tokens_per_task, cost_per_task, wall_s_per_task, stages [{stage,
  * title, gain_mean, gain_geomean, cumulative, n}].
- * NULL with ERR_INPUT when the run is unknown.
+ * `run_id` may be the beginning of one run's id (store_run_get). NULL with ERR_INPUT when
+ * the run is unknown or ambiguous.
  */
 json_t *report_compute(struct store *s, const char *run_id);
 void report_print_text(FILE *f, const json_t *rep);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -229,16 +230,33 @@ static void html_summary(struct buf *b, const json_t *all)
 	}
 }
 
+/* The speedup chart's bar of one task: a speedup bin, or what it is when it
+ * has none (a kernel judged without timing, no kernel, not finished). */
+enum { BIN_NOT_TIMED = 6, BIN_FAILED, BIN_STOPPED, BIN_NOT_FINISHED, BIN_COUNT };
+static const char *const bin_labels[BIN_COUNT] = { "<0.5x", "0.5-1x", "1-1.5x", "1.5-2x", "2-4x", ">4x",
+						    "not timed", "failed", "stopped", "not finished" };
+
+static int speedup_bin(const json_t *t)
+{
+	enum task_status ts = task_status_of(json_string_value(json_object_get(t, "status")));
+	double s = json_num(t, "speedup_eager");
+	if (!task_status_judged(ts))
+		return ts == TASK_STOPPED ? BIN_STOPPED : BIN_NOT_FINISHED;
+	if (!json_is_true(json_object_get(t, "found")))
+		return BIN_FAILED;
+	if (isnan(s))
+		return BIN_NOT_TIMED;
+	return s < 0.5 ? 0 : s < 1 ? 1 : s < 1.5 ? 2 : s < 2 ? 3 : s < 4 ? 4 : 5;
+}
+
 /* The charts: cumulative gain per stage, the speedups' distribution, the roofline. */
 static void html_charts(struct buf *b, const json_t *rep)
 {
 	const json_t *all = json_object_get(rep, "all"), *t, *st;
-	const char *labels[8];
-	double values[8];
+	const char *labels[BIN_COUNT];
+	double values[BIN_COUNT], counts[BIN_COUNT] = { 0 };
 	int n = 0;
 	size_t i;
-	static const char *const bins[] = { "<0.5x", "0.5-1x", "1-1.5x", "1.5-2x", "2-4x", ">4x", "failed" };
-	double counts[7] = { 0 };
 
 	labels[n] = "seed";
 	values[n++] = 1.0;
@@ -250,14 +268,16 @@ static void html_charts(struct buf *b, const json_t *rep)
 	}
 	buf_adds(b, "<h2>Charts</h2>");
 	svg_bars(b, "stage-chart", "Cumulative speedup over the seed, per stage (geometric mean)", labels, values, n, "x");
-	json_array_foreach(json_object_get(rep, "tasks"), i, t) {
-		double s = json_num(t, "speedup_eager");
-		int k = !json_is_true(json_object_get(t, "found")) || isnan(s) ? 6 : s < 0.5 ? 0 : s < 1 ? 1 : s < 1.5 ? 2
-			: s < 2 ? 3 : s < 4 ? 4 : 5;
-		counts[k]++;
-	}
-	svg_bars(b, "speedup-chart", "Distribution of speedups vs PyTorch eager (tasks)", (const char *const *)bins,
-		 counts, 7, "");
+	json_array_foreach(json_object_get(rep, "tasks"), i, t)
+		counts[speedup_bin(t)]++;
+	/* The speedup bins, "failed" and "stopped" always; the others when a task is there. */
+	n = 0;
+	for (int k = 0; k < BIN_COUNT; k++)
+		if (counts[k] || (k != BIN_NOT_TIMED && k != BIN_NOT_FINISHED)) {
+			labels[n] = bin_labels[k];
+			values[n++] = counts[k];
+		}
+	svg_bars(b, "speedup-chart", "Distribution of speedups vs PyTorch eager (tasks)", labels, values, n, "");
 	svg_roofline(b, json_object_get(rep, "tasks"));
 }
 
@@ -266,36 +286,32 @@ static void html_task_row(struct buf *b, const json_t *t, const char *path)
 {
 	int found = json_is_true(json_object_get(t, "found"));
 	const char *fk = json_string_value(json_object_get(t, "final_kernel"));
+	char x[6][16];
 	buf_adds(b, "<tr><td>");
 	html_text(b, json_string_value(json_object_get(t, "task_id")));
 	buf_adds(b, "</td><td>");
 	html_text(b, json_string_value(json_object_get(t, "group")));
-	buf_addf(b, "</td><td class=\"%s\">", found ? "ok" : "fail");
+	buf_addf(b, "</td><td class=\"%s\">", found ? "ok" : !strcmp(fmt_status(t), "stopped") ? "stopped" : "fail");
 	html_text(b, fmt_status(t));
-	if (!found && json_string_value(json_object_get(t, "stop_reason"))) {
+	if (!found && fmt_reason(t)) {
 		buf_adds(b, ": ");
-		html_text(b, json_string_value(json_object_get(t, "stop_reason")));
+		html_text(b, fmt_reason(t));
 	}
-	if (found && !isnan(json_num(t, "speedup_compile")))
-		buf_addf(b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>%.2fx</td>", json_num(t, "kernel_ms"),
-			 json_num(t, "eager_ms"), json_num(t, "speedup_eager"), json_num(t, "speedup_compile"));
-	else if (found)
-		buf_addf(b, "</td><td>%.4f</td><td>%.4f</td><td>%.2fx</td><td>-</td>", json_num(t, "kernel_ms"),
-			 json_num(t, "eager_ms"), json_num(t, "speedup_eager"));
+	if (found)
+		buf_addf(b, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>", fmt_figure("%.4f", json_num(t, "kernel_ms"), x[0]),
+			 fmt_figure("%.4f", json_num(t, "eager_ms"), x[1]), fmt_ratio(json_num(t, "speedup_eager"), x[2]),
+			 fmt_ratio(json_num(t, "speedup_compile"), x[3]));
 	else
 		buf_adds(b, "</td><td>-</td><td>-</td><td>-</td><td>-</td>");
 	if (found && !isnan(json_num(t, "speedup_existing")))
-		buf_addf(b, "<td>%.2fx</td>", json_num(t, "speedup_existing"));
+		buf_addf(b, "<td>%s</td>", fmt_ratio(json_num(t, "speedup_existing"), x[4]));
 	else if (json_string_value(json_object_get(t, "existing_error"))) {
 		buf_adds(b, "<td class=\"fail\">not used: ");
 		html_text(b, json_string_value(json_object_get(t, "existing_error")));
 		buf_adds(b, "</td>");
 	} else
 		buf_adds(b, "<td>-</td>");
-	if (found && !isnan(json_num(t, "sol_pct")))
-		buf_addf(b, "<td>%.1f%%</td>", json_num(t, "sol_pct"));
-	else
-		buf_adds(b, "<td>-</td>");
+	buf_addf(b, "<td>%s</td>", found ? fmt_figure("%.1f%%", json_num(t, "sol_pct"), x[5]) : "-");
 	if (found && json_num(t, "speedup_eager") < 1)
 		buf_adds(b, "<td class=\"fail\">slower than eager: keep PyTorch</td>");
 	else if (json_is_object(json_object_get(t, "sol_stop")))
@@ -336,7 +352,7 @@ int report_html(const json_t *rep, const char *path)
 	buf_adds(&b, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>egg report</title><style>"
 		     "body{font-family:sans-serif;margin:2em;color:#222;background:#fff}"
 		     "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:4px 8px;text-align:right}"
-		     "td:first-child,th:first-child{text-align:left}.fail{color:#a22}.ok{color:#262}"
+		     "td:first-child,th:first-child{text-align:left}.fail{color:#a22}.ok{color:#262}.stopped{color:#a60}"
 		     "figure{display:inline-block;margin:1em}figcaption{font-weight:bold}</style></head><body>");
 	buf_adds(&b, "<h1>egg run ");
 	html_text(&b, json_string_value(json_object_get(run, "id")));

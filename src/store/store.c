@@ -312,24 +312,81 @@ static json_t *column_text(sqlite3_stmt *st, int col)
 	return t ? json_string((const char *)t) : json_null();
 }
 
-json_t *store_run_get(struct store *s, const char *run_id)
+/* The run `run_id` names exactly; NULL when none, with `*failed` set (and
+ * ERR_INFRA) when the store could not be read. */
+static json_t *run_exact(struct store *s, const char *run_id, int *failed)
 {
 	sqlite3_stmt *st;
 	json_t *out = NULL;
 	int rc;
 	if (sqlite3_prepare_v2(s->db, "SELECT id, created, command, status, config, finished, stop_reason FROM runs"
-				      " WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+				      " WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+		*failed = 1;
 		return read_failed(s, "cannot read its runs", NULL);
+	}
 	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		out = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_text(st, 0), "created",
 				column_text(st, 1), "command", column_text(st, 2), "status", column_text(st, 3), "config",
 				column_json(st, 4), "finished", column_text(st, 5), "stop_reason", column_text(st, 6));
-	else if (rc != SQLITE_DONE)
+	else if (rc != SQLITE_DONE) {
+		*failed = 1;
 		out = read_failed(s, "cannot read its runs", NULL);
-	else
-		err_set(ERR_INPUT, "no run '%s' in the store '%s'", run_id, s->path);
+	}
 	sqlite3_finalize(st);
+	return out;
+}
+
+/* The ids that begin with `prefix`, newest first; NULL with ERR_INFRA. */
+static json_t *ids_with_prefix(struct store *s, const char *prefix)
+{
+	sqlite3_stmt *st;
+	json_t *out = json_array();
+	int rc;
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1"
+				      " ORDER BY created DESC, id DESC", -1, &st, NULL) != SQLITE_OK)
+		return read_failed(s, "cannot read its runs", out);
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(out, column_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return read_failed(s, "cannot read its run ids", out);
+	return out;
+}
+
+/* ERR_INPUT for a prefix that fits several runs: the newest few of them. */
+static void ambiguous(struct store *s, const char *prefix, const json_t *ids)
+{
+	struct buf b = BUF_INIT;
+	size_t i, shown = 3;
+	const json_t *id;
+	json_array_foreach(ids, i, id)
+		if (i < shown)
+			buf_addf(&b, "%s%s", i ? ", " : "", json_string_value(id));
+	if (json_array_size(ids) > shown)
+		buf_addf(&b, " and %zu more", json_array_size(ids) - shown);
+	err_set(ERR_INPUT, "run '%s' is ambiguous in the store '%s': %zu runs begin with it (%s); give more of the id",
+		prefix, s->path, json_array_size(ids), buf_str(&b));
+	buf_release(&b);
+}
+
+json_t *store_run_get(struct store *s, const char *run_id)
+{
+	int failed = 0;
+	json_t *out = run_exact(s, run_id, &failed), *ids;
+	if (out || failed)
+		return out;
+	/* Not an id: the beginning of one run's id stands for that run. */
+	if (!(ids = ids_with_prefix(s, run_id)))
+		return NULL;
+	if (*run_id && json_array_size(ids) == 1)
+		out = run_exact(s, json_string_value(json_array_get(ids, 0)), &failed);
+	else if (*run_id && json_array_size(ids) > 1)
+		ambiguous(s, run_id, ids);
+	else
+		err_set(ERR_INPUT, "no run '%s' in the store '%s' ('egg runs' lists its runs)", run_id, s->path);
+	json_decref(ids);
 	return out;
 }
 

@@ -48,8 +48,10 @@ const char *store_path(const struct store *s);
 int store_run_create(struct store *s, const char *run_id, const char *command, json_t *config);
 /* A run's status, and why it stopped when no task says so (`stop_reason`, or NULL). */
 int store_run_set_status(struct store *s, const char *run_id, const char *status, const char *stop_reason);
-/* {id, created, command, status, config, finished, stop_reason}; NULL with ERR_INPUT ("no run
- * 'ID' in the store 'PATH'") when unknown, ERR_INFRA when unreadable. */
+/* {id, created, command, status, config, finished, stop_reason} of the run `run_id` names: its
+ * id, or the beginning of one run's id (every command taking a run id reads it here; callers go
+ * on with the returned "id"). NULL with ERR_INPUT when unknown ("no run 'ID' in the store
+ * 'PATH'", naming `egg runs`) or ambiguous (the newest few it fits), ERR_INFRA when unreadable. */
 json_t *store_run_get(struct store *s, const char *run_id);
 /* All runs, newest first: [{id, created, command, status, tasks, done, failed, waiting, stopped,
  * cost_usd}]. A run's status: running, done, waiting (a task waits for a reply) or stopped (a task

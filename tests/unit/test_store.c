@@ -161,6 +161,42 @@ static void failures(void)
 	json_decref(cfg);
 }
 
+/* A run id's beginning stands for the one run it begins; one that begins
+ * several, or none, is ERR_INPUT saying which, or how to list them. */
+static void run_prefixes(void)
+{
+	char *dir = temp_dir();
+	struct store *s = store_open(dir);
+	json_t *cfg = json_object(), *got;
+	store_run_create(s, "20260101-100000-judge-aaaa", "eval-batch", cfg);
+	store_run_create(s, "20260101-100000-judge-abcd", "eval-batch", cfg);
+	store_run_create(s, "20260102-090000-bench-0000", "bench", cfg);
+	got = store_run_get(s, "20260102");
+	CHECK_STR(json_string_value(json_object_get(got, "id")) ?: "(none)", "20260102-090000-bench-0000",
+		  "a prefix of one run's id finds that run");
+	json_decref(got);
+	got = store_run_get(s, "20260101-100000-judge-ab");
+	CHECK_STR(json_string_value(json_object_get(got, "id")) ?: "(none)", "20260101-100000-judge-abcd",
+		  "however long the prefix");
+	json_decref(got);
+	err_clear();
+	got = store_run_get(s, "20260101");
+	CHECK(!got && err_kind() == ERR_INPUT && strstr(err_msg(), "ambiguous") &&
+	      strstr(err_msg(), "20260101-100000-judge-aaaa") && strstr(err_msg(), "20260101-100000-judge-abcd"),
+	      "a prefix of two runs' ids is ERR_INPUT naming both: %s", err_msg());
+	err_clear();
+	got = store_run_get(s, "2027");
+	CHECK(!got && err_kind() == ERR_INPUT && strstr(err_msg(), "egg.db") && strstr(err_msg(), "egg runs"),
+	      "an unknown id names the store and 'egg runs': %s", err_msg());
+	err_clear();
+	got = store_run_get(s, "");
+	CHECK(!got && err_kind() == ERR_INPUT, "an empty id finds no run, however many there are");
+	store_close(s);
+	fs_remove_tree(dir);
+	free(dir);
+	json_decref(cfg);
+}
+
 /* One task's result as the task runner writes it. */
 static void add_task(struct store *s, const char *id, const char *group, const char *status, json_t *result)
 {
@@ -309,6 +345,7 @@ void suite_store(void)
 {
 	migrations();
 	failures();
+	run_prefixes();
 	report_metrics();
 	recorder_keeps_the_store_error();
 }

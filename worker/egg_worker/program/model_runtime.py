@@ -59,7 +59,11 @@ def _egg_file_module(key, path):
     mod = _egg_importlib_util.module_from_spec(_egg_importlib_util.spec_from_loader(key, loader=None))
     mod.__file__ = path
     _egg_sys.modules[key] = mod
-    exec(compile(source, path, "exec"), mod.__dict__)
+    try:
+        exec(compile(source, path, "exec"), mod.__dict__)
+    except BaseException:
+        del _egg_sys.modules[key]  # not half a module the next time
+        raise
     return mod
 
 

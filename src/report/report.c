@@ -494,6 +494,10 @@ void report_print_program(FILE *f, const json_t *prog)
 	fprintf(f, "  Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline bound "
 		   "would give %s\n", fmt_figure("%.2fx", json_num(a, "parts_speedup"), b[0]),
 		fmt_figure("%.2fx", json_num(a, "bound_speedup"), b[1]));
+	if (json_num(a, "skipped_ms") > 0)
+		fprintf(f, "  left in PyTorch by the budget: %.1f%% of the eager time; with it at no time at all the parts "
+			   "would give %s\n", 100 * json_num(a, "skipped_share"),
+			fmt_figure("%.2fx", json_num(a, "without_skipped_speedup"), b[2]));
 	if (json_string_value(json_object_get(prog, "composed")))
 		fprintf(f, "  composed program: %s\n", json_string_value(json_object_get(prog, "composed")));
 }

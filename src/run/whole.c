@@ -319,28 +319,44 @@ static json_t *end_to_end(const json_t *e2e, const json_t *baseline, int allow_t
 	return o;
 }
 
-/* Amdahl: the whole's time from its parts: the optimized ones at their
- * kernel's time (parts) or at their roofline bound (bound), the rest at
- * their eager time; over the sum of all eager times. */
+/* Amdahl: the whole's time from its parts, over the sum of their eager
+ * times in the program (the split's measurement). One measurement: a used
+ * kernel's part counts at its time in the program over its speedup in its
+ * own task (the two eager times of a subgraph, in the program and in its
+ * task, differ); an optimized one at its roofline bound (bound); the rest
+ * at their eager time. `skipped_*`: the subgraphs left in PyTorch by the
+ * budget (--min-share, --max-subgraphs), their time, and what the parts
+ * would give with them at no time at all (what they could still add). */
 json_t *whole_amdahl(const json_t *rows, int cpu)
 {
-	double eager = 0, parts = 0, bound = 0;
+	double eager = 0, parts = 0, bound = 0, skipped = 0;
 	const json_t *sg;
 	size_t i;
 	json_array_foreach(rows, i, sg) {
 		double e = json_num(sg, "eager_ms"), k = json_num(sg, "kernel_ms"), b = json_num(sg, "roofline_ms");
+		double x = json_num(sg, "speedup_eager");
 		enum subgraph_outcome oc = subgraph_outcome_of(json_string_value(json_object_get(sg, "status")));
 		int used = json_is_true(json_object_get(sg, "used")), tried = oc != SG_UNKNOWN && outcomes[oc].tried;
 		if (isnan(e))
 			continue;
 		eager += e;
-		parts += used && !isnan(k) ? k : e;
+		if (used && !isnan(x) && x > 0)
+			parts += e / x;
+		else
+			parts += used && !isnan(k) ? k : e;
 		bound += tried && !isnan(b) && b > 0 ? fmin(b, e) : e;
+		if (oc == SG_SKIPPED)
+			skipped += e;
 	}
-	return json_pack("{s:o, s:o, s:s}", "parts_speedup", eager > 0 && parts > 0 ? json_real(eager / parts) : json_null(),
-			 "bound_speedup", eager > 0 && bound > 0 && !cpu ? json_real(eager / bound) : json_null(), "basis",
-			 "the sum of the subgraphs' eager times, with the used kernels at their own times (parts) or every "
-			 "optimized subgraph at its roofline bound (bound)");
+	return json_pack("{s:o, s:o, s:f, s:f, s:o, s:s}", "parts_speedup",
+			 eager > 0 && parts > 0 ? json_real(eager / parts) : json_null(), "bound_speedup",
+			 eager > 0 && bound > 0 && !cpu ? json_real(eager / bound) : json_null(), "skipped_ms", skipped,
+			 "skipped_share", eager > 0 ? skipped / eager : 0.0,
+			 "without_skipped_speedup", skipped > 0 && parts > skipped ? json_real(eager / (parts - skipped))
+										  : json_null(),
+			 "basis", "the sum of the subgraphs' eager times in the program, with each used kernel's part at "
+			 "that time over its speedup in its own task (parts) or every optimized subgraph at its roofline "
+			 "bound (bound)");
 }
 
 /*

@@ -131,6 +131,8 @@ assert rows["fc"]["status"] == "skipped" and rows["fc"]["why"].startswith("beyon
 tried = [s for n, s in rows.items() if n != "fc"]
 assert all(s["status"] == "no_kernel" for s in tried), tried
 assert rows["fc"]["task_share"] <= min(s["task_share"] for s in tried), rows
+# The Amdahl line says what the budget left in PyTorch holds.
+assert j["amdahl"]["skipped_ms"] == rows["fc"]["eager_ms"] and j["amdahl"]["skipped_share"] > 0, j["amdahl"]
 PY
 run_egg optimize --max-subgraphs 2 --device cpu "$P/small_cnn.py"
 expect_rc 2 "--max-subgraphs without --split is refused"

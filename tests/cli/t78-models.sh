@@ -6,7 +6,8 @@
 # distinct tasks does not grow with identical layers (a ResNet-like network
 # and a transformers GPT-2 with 2 and 4 layers), the composition passes egg
 # eval, and the composed module loads the original model's state_dict
-# (strict) and computes what it computes. Bad specs get one line and exit 2.
+# (strict) and computes what it computes; a duck-typed check on an input
+# (transformers) does not stop the split. Bad specs get one line and exit 2.
 . "$(dirname "$0")/../lib.sh"
 
 M=$SRC/tests/tasks/models
@@ -100,6 +101,11 @@ import json, sys
 plan = json.load(open(sys.argv[1]))
 assert plan["program_file"].endswith("small_cnn_bf16_eval.py"), plan["program_file"]
 PY
+
+# --- a duck-typed check on the input (as transformers makes): tracing
+# records a call of a method no tensor has, which the split drops
+run_egg split --device cpu --no-measure "$SRC/tests/tasks/programs/duck_typed.py" "$TMP/duck"
+expect_rc 0 "a forward with a duck-typed check on its input splits"
 
 # --- bad specs: one line, exit 2
 run_egg split --device cpu "$M/tiny_resnet.py:tiny_resnet" "$TMP/bad"

@@ -51,6 +51,21 @@ static void wording_is_not_data(void)
 	      fabs(json_real_value(json_object_get(x, "bound_speedup")) - 4.0 / 1.75) < 1e-9,
 	      "parts at their kernel's time when used, every tried one at its bound (got %g, %g)",
 	      json_real_value(json_object_get(x, "parts_speedup")), json_real_value(json_object_get(x, "bound_speedup")));
+	json_decref(x);
+	/* One measurement: a used kernel's part is its time in the program over
+	 * its speedup in its own task (whose eager time differs), and what the
+	 * budget left in PyTorch is said. */
+	json_object_set_new(json_array_get(rows, 0), "speedup_eager", json_real(4.0));
+	json_array_append_new(rows, json_pack("{s:f, s:b, s:s}", "eager_ms", 1.0, "used", 0, "status", "skipped"));
+	x = whole_amdahl(rows, 0);
+	CHECK(fabs(json_real_value(json_object_get(x, "parts_speedup")) - 5.0 / 3.5) < 1e-9,
+	      "a used part at its in-program time over its own task's speedup (got %g)",
+	      json_real_value(json_object_get(x, "parts_speedup")));
+	CHECK(fabs(json_real_value(json_object_get(x, "skipped_share")) - 0.2) < 1e-9 &&
+	      fabs(json_real_value(json_object_get(x, "without_skipped_speedup")) - 5.0 / 2.5) < 1e-9,
+	      "the skipped share and what it could still add (got %g, %g)",
+	      json_real_value(json_object_get(x, "skipped_share")),
+	      json_real_value(json_object_get(x, "without_skipped_speedup")));
 	CHECK(subgraph_outcome_of("fails_in_program") == SG_FAILS_IN_PROGRAM &&
 	      subgraph_outcome_of("fails in the program") == SG_UNKNOWN &&
 	      !strcmp(subgraph_outcome_name(SG_SLOWER), "slower"), "outcomes go by their stable names only");

@@ -13,8 +13,9 @@ from .trace import getattr_path
 
 def measure_shares(task, plan: dict, gm, groups: list, device: str, iters: int) -> None:
     """Each subgraph's share of the program's eager time on `device`: the
-    program built there for real, run node by node with the device
-    synchronised at each subgraph's ends, the median over `iters` runs."""
+    program built there for real, run node by node, each subgraph's time
+    between its ends (device time on a GPU, _gpu_times; wall time on the
+    CPU), the median over `iters` runs; and the whole forward's time."""
     dev = torch.device(device)
     model = build(task.Model, init_inputs(task), 0, dev).to(dev)
     for n in gm.graph.nodes:
@@ -25,10 +26,89 @@ def measure_shares(task, plan: dict, gm, groups: list, device: str, iters: int) 
             setattr(model, n.target, torch.zeros(c.shape, dtype=c.dtype, device=dev) if c.is_meta else c.to(dev))
     real_gm = torch.fx.GraphModule(model, gm.graph)
     inputs = task_inputs(task, 0, dev)
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     first = {g.nodes[0].name: i for i, g in enumerate(groups)}
     last = {g.nodes[-1].name: i for i, g in enumerate(groups)}
-    times = [[] for _ in groups]
+    if dev.type == "cuda" and hasattr(torch.cuda, "_sleep"):
+        med, whole_ms = _gpu_times(model, real_gm, inputs, len(groups), first, last, iters)
+    else:
+        med, whole_ms = _host_times(model, real_gm, inputs, len(groups), first, last, iters)
+    whole = sum(med) or 1.0
+    for sg, m in zip(plan["subgraphs"], med):
+        sg["eager_ms"] = m * 1e3
+        sg["share"] = m / whole
+    plan["eager_ms"] = whole_ms
+    plan["measured_on"] = device
+
+
+def _median(xs: list) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
+def _gpu_times(model, real_gm, inputs: list, count: int, first: dict, last: dict, iters: int) -> tuple:
+    """On a GPU, the clock egg eval times with (protocol/timing.py's `gpu`):
+    device time. Events mark each subgraph's ends, recorded behind a spin
+    kernel that holds the stream while the host queues the whole forward, so
+    the host's launch cost (node by node through an interpreter, most of
+    all) is in no span: a subgraph's span is its kernels' time in the
+    program. Returns (each subgraph's median seconds, the forward's median ms)."""
+    sync = torch.cuda.synchronize
+
+    def event():
+        return torch.cuda.Event(enable_timing=True)
+
+    a, b = event(), event()
+    a.record()
+    torch.cuda._sleep(1_000_000)
+    b.record()
+    sync()
+    cycles_per_ms = 1_000_000 / max(a.elapsed_time(b), 1e-3)
+
+    class Marked(torch.fx.Interpreter):
+        def run_node(self, n):
+            if n.name in first:
+                self.starts[first[n.name]].record()
+            v = super().run_node(n)
+            if n.name in last:
+                self.ends[last[n.name]].record()
+            return v
+
+    def behind_spin(run, spin_ms: float) -> float:
+        """Runs `run` behind a spin of `spin_ms`; its host time in ms."""
+        sync()
+        torch.cuda._sleep(int(cycles_per_ms * spin_ms))
+        t0 = time.perf_counter()
+        run()
+        host = (time.perf_counter() - t0) * 1e3
+        sync()
+        return host
+
+    times, totals = [[] for _ in range(count)], []
+    spin_it = spin_whole = 1.0
+    with torch.no_grad():
+        for r in range(iters + 2):  # two warm-up rounds size the spins
+            it = Marked(real_gm)
+            it.starts, it.ends = [event() for _ in range(count)], [event() for _ in range(count)]
+            host = behind_spin(lambda: it.run(*inputs), spin_it)
+            spin_it = min(1.5 * host + 0.1, 500.0)
+            s, e = event(), event()
+
+            def whole():
+                s.record()
+                model(*inputs)
+                e.record()
+            host = behind_spin(whole, spin_whole)
+            spin_whole = min(1.5 * host + 0.1, 500.0)
+            if r >= 2:
+                for i in range(count):
+                    times[i].append(it.starts[i].elapsed_time(it.ends[i]) / 1e3)
+                totals.append(s.elapsed_time(e))
+    return [_median(t) for t in times], _median(totals)
+
+
+def _host_times(model, real_gm, inputs: list, count: int, first: dict, last: dict, iters: int) -> tuple:
+    """On the CPU: wall time, each subgraph's span between its ends."""
+    sync = torch.cuda.synchronize if next(model.parameters(), torch.empty(0)).is_cuda else (lambda: None)
+    times = [[] for _ in range(count)]
     totals = []
 
     class Timed(torch.fx.Interpreter):
@@ -52,15 +132,9 @@ def measure_shares(task, plan: dict, gm, groups: list, device: str, iters: int) 
             if r:
                 totals.append(time.perf_counter() - t0)
             it = Timed(real_gm)
-            it._spans = [0.0] * len(groups)
+            it._spans = [0.0] * count
             it.run(*inputs)
             if r:
                 for i, s in enumerate(it._spans):
                     times[i].append(s)
-    med = [sorted(t)[len(t) // 2] for t in times]
-    whole = sum(med) or 1.0
-    for sg, m in zip(plan["subgraphs"], med):
-        sg["eager_ms"] = m * 1e3
-        sg["share"] = m / whole
-    plan["eager_ms"] = sorted(totals)[len(totals) // 2] * 1e3
-    plan["measured_on"] = device
+    return [_median(t) for t in times], _median(totals) * 1e3

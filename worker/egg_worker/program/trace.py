@@ -276,6 +276,7 @@ def _trace(model: nn.Module, inputs: list, module):
                 graph = tracer.trace(model, meta_args=meta_args, concrete_args=concrete or None)
             else:
                 graph = tracer.trace(model, concrete_args=concrete or None)
+            _drop_probes(graph)
             stored = sorted(k for k, v in vars(model).items() if not k.startswith("_") and
                             (isinstance(v, torch.fx.Proxy) or (k in before and v is not before[k])))
             if stored:
@@ -291,6 +292,16 @@ def _trace(model: nn.Module, inputs: list, module):
         except Exception as e:
             first = first or e
     raise first
+
+
+def _drop_probes(graph) -> None:
+    """Calls of a method no tensor has, whose result nothing uses: what
+    duck-typed checks record when they meet a traced value (a library's
+    `hasattr(x, "jax") and x.jax()`, false for a real tensor). They never run
+    in the program itself, and the graph could not be replayed with them."""
+    for n in list(graph.nodes):
+        if n.op == "call_method" and not n.users and not hasattr(torch.Tensor, n.target):
+            graph.erase_node(n)
 
 
 def _trace_error(e: Exception, task_path: str) -> SplitError:

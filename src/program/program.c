@@ -203,6 +203,8 @@ json_t *program_compose(const char *task_source, const json_t *plan, const char 
 	/* The runtime ends inside ModelNew.forward: its return, then the tables it reads. */
 	buf_addf(&b, "        return %s\n\n\n_EGG_INPUTS = ", json_string_value(output));
 	py_value(&b, json_object_get(plan, "inputs"));
+	buf_adds(&b, "\n_EGG_INPUT_SHAPES = ");
+	py_value(&b, json_object_get(plan, "input_shapes") ?: json_null());
 	buf_adds(&b, "\n_EGG_PARTS = [\n");
 	buf_adds(&b, buf_str(&parts));
 	buf_adds(&b, "]\n");

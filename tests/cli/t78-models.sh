@@ -89,8 +89,14 @@ with torch.no_grad():
 err = (a - b).abs().max().item()
 assert err <= 0.02 * a.abs().max().item() + 1e-3, err
 print("max abs err", err)
+# Shapes it was not split at (half and twice the batch): the program's own
+# forward, never a wrong result.
+for batch in (1, 4):
+    x = torch.randn(batch, 3, 16, 16, dtype=torch.bfloat16)
+    with torch.no_grad():
+        assert torch.equal(original(x), new(x)), batch
 PY
-check "the composed module loads the original model's state_dict (strict) and matches it" \
+check "the composed module loads the original model's state_dict (strict) and matches it, at other batches too" \
 	python3 "$DROPIN" "$M" "$TMP/r2_torch.py"
 
 # --- a KernelBench file in eval mode and bf16: egg writes a program around it

@@ -146,6 +146,9 @@ OWN_MUTANTS = [
     dict(name="composed-keeps-part-keys", point="models: the drop-in's state_dict",
          file="worker/egg_worker/program/model_runtime.py", find="            if rest.startswith(\"_egg_parts.\"):\n                del state[k]\n            elif",
          replace="            if", tests=["cli:t78-models"]),
+    dict(name="composed-ignores-other-shapes", point="models: unseen shapes fall back",
+         file="worker/egg_worker/program/compose_runtime.py", find="        if not _egg_traced_shapes(inputs):",
+         replace="        if False:", tests=["cli:t78-models"]),
     # Timing and profiling drain the device of other jobs' trials.
     dict(name="timing-beside-other-trials", point="exclusivity: work lock",
          file="worker/egg_worker/locks.py",

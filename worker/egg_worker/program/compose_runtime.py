@@ -9,7 +9,8 @@
 # source. There, Model and nn are the program's own; after this text egg
 # adds the `return` of ModelNew.forward (the plan's output expression over
 # v[NAME]), then _EGG_INPUTS (the program's input names, in get_inputs()
-# order) and _EGG_PARTS (each part's name, source, inputs, outputs and
+# order), _EGG_INPUT_SHAPES (their shapes at the split, or None) and
+# _EGG_PARTS (each part's name, source, inputs, outputs and
 # parameters). So this file ends inside ModelNew.forward.
 
 
@@ -62,6 +63,14 @@ def _egg_bind(part, key, tensor):
     return True
 
 
+def _egg_traced_shapes(inputs):
+    """Whether the inputs have the shapes the program was split at."""
+    if _EGG_INPUT_SHAPES is None:
+        return True
+    return all(want is None or (isinstance(x, _egg_torch.Tensor) and list(x.shape) == want)
+               for x, want in zip(inputs, _EGG_INPUT_SHAPES))
+
+
 def _egg_composed_state_hooks(module):
     """state_dict() of the program's own keys: the parts hold the program's
     tensors, not tensors of their own to save. A model spec's program
@@ -89,6 +98,7 @@ class ModelNew(nn.Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
         program = Model(*args, **kwargs)
+        self._egg_program_forward = type(program).forward
         # The program's own layers, parameters and buffers, under their names.
         for name, child in program.named_children():
             self.add_module(name, child)
@@ -121,6 +131,10 @@ class ModelNew(nn.Module):
         return getattr(owner, leaf)
 
     def forward(self, *inputs):
+        if not _egg_traced_shapes(inputs):
+            # The parts are specialised to the shapes the program was split
+            # at: at any other, the program's own forward (correct, not faster).
+            return self._egg_program_forward(self, *inputs)
         v = dict(zip(_EGG_INPUTS, inputs))
         for part, spec in zip(self._egg_parts, _EGG_PARTS):
             out = part(*[v[name] for name in spec["inputs"]])

@@ -95,7 +95,9 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
             sg["file"] = f"glue_{len(subgraphs):02d}.py"
             sg["name"] = "glue: " + sg["name"]
         subgraphs.append(sg)
-    return {"program": os.path.basename(program_path), "inputs": placeholders, "output": _program_output(gm),
+    shapes = [list(values[p].shape) if is_tensor(values.get(p)) else None for p in placeholders]
+    return {"program": os.path.basename(program_path), "inputs": placeholders, "input_shapes": shapes,
+            "output": _program_output(gm),
             "subgraphs": subgraphs, "measured_on": None, "eager_ms": None}
 
 

@@ -16,14 +16,16 @@
 #include "cli.h"
 #include "flags.h"
 
-/* egg optimize TASK.py --split: the whole program (run/whole.h). */
 /*
  * The run of this very command (same task text, device, model, spool and
- * options) that has not finished: it waits for spool replies or an
- * infrastructure failure stopped it. Running the same command again goes on
- * with it rather than starting a run beside it. NULL when there is none.
+ * options) that has not finished: it waits for spool replies, an
+ * infrastructure failure stopped it, or its process ended while it ran
+ * (Ctrl-C, a kill: the store reads such a run as stopped). Running the same
+ * command again goes on with it rather than starting a run beside it; a run
+ * another process runs now is not one. NULL when there is none; *why says
+ * what left it unfinished (owned).
  */
-static char *unfinished_run_of(const struct config *cfg, const json_t *config)
+static char *unfinished_run_of(const struct config *cfg, const json_t *config, char **why)
 {
 	struct store *s = store_open(cfg->store);
 	json_t *runs, *r;
@@ -41,8 +43,11 @@ static char *unfinished_run_of(const struct config *cfg, const json_t *config)
 		    (strcmp(status, "waiting") && strcmp(status, "stopped")))
 			continue;
 		full = store_run_get(s, json_string_value(json_object_get(r, "id")));
-		if (full && json_equal(json_object_get(full, "config"), (json_t *)config))
+		if (full && json_equal(json_object_get(full, "config"), (json_t *)config)) {
 			id = xstrdup(json_string_value(json_object_get(r, "id")));
+			*why = xstrdup(json_string_value(json_object_get(full, "stop_reason")) ?:
+				       !strcmp(status, "waiting") ? "it waits for replies" : "a task of it stopped");
+		}
 		json_decref(full);
 		if (id)
 			break;
@@ -50,6 +55,17 @@ static char *unfinished_run_of(const struct config *cfg, const json_t *config)
 	json_decref(runs);
 	store_close(s);
 	err_clear();	/* an unreadable store: the new run's own open says so */
+	return id;
+}
+
+/* The run that this same command left unfinished (unfinished_run_of),
+ * said on stderr when there is one; NULL: none. */
+static char *go_on_with(const struct cmd_ctx *ctx, const json_t *config)
+{
+	char *why = NULL, *id = unfinished_run_of(&ctx->cfg, config, &why);
+	if (id && !ctx->json)
+		fprintf(stderr, "egg: going on with run %s, which this same command left unfinished (%s)\n", id, why);
+	free(why);
 	return id;
 }
 
@@ -95,6 +111,7 @@ static int task_exit(struct cmd_ctx *ctx, const struct run *run)
 	return code;
 }
 
+/* egg optimize TASK.py --split: the whole program (run/whole.h). */
 static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *program, const char *output,
 			  double min_share, int max_tasks, const char *resume, int quiet)
 {
@@ -102,10 +119,12 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	struct whole_opts wo = { min_share >= 0 ? min_share : 0.02, max_tasks, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
 	json_t *prog = NULL;
 	const json_t *e;
-	int code;
+	int code, unchanged;
+	char *again = resume ? NULL : go_on_with(ctx, ro->config);
 	ro->workers_per_device = 2;
 	ro->po.skip_eager_at_sol = 1;
-	run = resume ? run_resume(&ctx->cfg, ro, resume) : run_open(&ctx->cfg, ro);
+	run = resume || again ? run_resume(&ctx->cfg, ro, resume ? resume : again) : run_open(&ctx->cfg, ro);
+	free(again);
 	if (!run)
 		return err_report();
 	if (!ctx->json)
@@ -120,7 +139,9 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	if (!ctx->json)
 		report_print_program(stderr, prog);
 	e = json_object_get(prog, "end_to_end");
-	if (json_is_true(json_object_get(prog, "finished")) && output &&
+	/* -o gets a program with kernels in it: an unchanged one is the input. */
+	unchanged = json_is_true(json_object_get(prog, "unchanged"));
+	if (json_is_true(json_object_get(prog, "finished")) && output && !unchanged &&
 	    eval_passed(e) && copy_kernel(prog, "composed", output) < 0) {
 		code = err_report();
 		goto out;
@@ -138,7 +159,12 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 			err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition "
 				"is wrong for it; please report it", json_string_value(json_object_get(e, "reason")) ?: "?");
 			code = err_report();
-		} else if ((code = run_exit_code(run, OUTCOME_ANY_FOUND, &words)) == EXIT_DONE && !ctx->json) {
+		} else if ((code = run_exit_code(run, OUTCOME_ANY_FOUND, &words)) == EXIT_DONE && unchanged) {
+			/* Kernels were found, and none went into the program. */
+			err_set(ERR_REJECTED, "no kernel went into %s: the program is unchanged%s%s%s", subject,
+				output ? " ('" : "", output ? output : "", output ? "' is not written)" : "");
+			code = err_report();
+		} else if (code == EXIT_DONE && !ctx->json) {
 			printf("%s\n", json_string_value(json_object_get(prog, "composed")));
 		}
 		free(subject);
@@ -259,10 +285,8 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	{
-		char *again = unfinished_run_of(&ctx.cfg, config);
+		char *again = go_on_with(&ctx, config);
 		run = again ? run_resume(&ctx.cfg, &ro, again) : run_open(&ctx.cfg, &ro);
-		if (run && again && !ctx.json)
-			fprintf(stderr, "egg: going on with run %s, which this same command left unfinished\n", again);
 		free(again);
 	}
 	if (!run || run_add_tasks(run, &paths, run_dir) < 0) {

@@ -167,6 +167,13 @@ int cmd_compose(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
+	if (!program_plan_fits(plan, buf_str(&task))) {
+		err_set(ERR_INPUT, "'%s' was not split from '%s' as it is now (its plan.json is of %s): split '%s' into a "
+			"folder of its own with egg split", ctx.args.v[1], ctx.args.v[0],
+			json_string_value(json_object_get(plan, "program")) ?: "another program", ctx.args.v[0]);
+		code = err_report();
+		goto out;
+	}
 	kernels = run ? run_kernels(ctx.cfg.store, run, ctx.args.v[1], plan)
 		      : program_kernels_in_dir(plan, ctx.args.v[1]);
 	if (!kernels || !(summary = program_compose(buf_str(&task), plan, ctx.args.v[1], kernels, keep_torch, output))) {

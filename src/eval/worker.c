@@ -237,6 +237,18 @@ static int read_reply(struct worker *w, struct buf *line, double deadline, int *
 	}
 }
 
+/* The error kind of a failed job's reply (worker/PROTOCOL.md): the task's
+ * (input), a job the device's memory cannot hold (an infra reply's cause
+ * "memory"), or the worker's. */
+static enum err_kind reply_err_kind(const json_t *reply)
+{
+	if (!strcmp(json_string_value(json_object_get(reply, "kind")) ?: "", "input"))
+		return ERR_INPUT;
+	if (!strcmp(json_string_value(json_object_get(reply, "cause")) ?: "", "memory"))
+		return ERR_NO_MEMORY;
+	return ERR_INFRA;
+}
+
 json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 {
 	struct buf line = BUF_INIT;
@@ -302,7 +314,7 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 			w->lost = 1;
 			goto out;
 		}
-		err_set(kind && !strcmp(kind, "input") ? ERR_INPUT : ERR_INFRA, "%s%s%s%s",
+		err_set(reply_err_kind(reply), "%s%s%s%s",
 			json_string_value(json_object_get(reply, "error")) ?: "the worker failed the job",
 			with_log ? " (traceback in " : "", with_log ? w->log_path : "", with_log ? ")" : "");
 		goto out;

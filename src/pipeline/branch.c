@@ -61,6 +61,7 @@ void pipe_join(struct pipe *p, struct pipe *b)
 	if (b->stop && !p->stop) {
 		p->stop = 1;
 		memcpy(p->out->stop_reason, b->out->stop_reason, sizeof(p->out->stop_reason));
+		p->out->no_memory = b->out->no_memory;
 		memcpy(p->out->pending_key, b->out->pending_key, sizeof(p->out->pending_key));
 		memcpy(a->waiting_key, ba->waiting_key, sizeof(a->waiting_key));
 	}

@@ -123,6 +123,7 @@ static json_t *evaluate(struct pipe *p, const struct cand *c)
 	if (!res) {
 		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
 		p->out->infra = 1;
+		p->out->no_memory = err_kind() == ERR_NO_MEMORY;
 		p->stop = 1;
 	}
 	return res;

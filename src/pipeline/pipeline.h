@@ -53,6 +53,7 @@ struct pipeline_result {
 	json_t *stage_rows;	/* [{stage, title, kernel_ms, speedup_eager, speedup_compile}] (owned) */
 	char stop_reason[512];	/* why the run ended early, or "" */
 	int infra;		/* ended by an infrastructure failure (LLM or worker) */
+	int no_memory;		/* that failure: an evaluation its device's memory cannot hold */
 	int budget;		/* ended by a token or cost budget */
 	int waiting;		/* stopped for a reply awaited in the --llm-spool folder */
 	char pending_key[65];	/* that request's key */

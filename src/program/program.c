@@ -9,6 +9,7 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
+#include "../util/hash.h"
 #include "pytext.h"
 
 #define SPLIT_TIMEOUT_MS (1800.0 * 1000)
@@ -44,6 +45,11 @@ json_t *program_split(struct worker *w, const struct eval_opts *o, const char *t
 		json_object_del(sg, "source");
 	}
 	json_object_set_new(plan, "program", json_string(strrchr(task_path, '/') ? strrchr(task_path, '/') + 1 : task_path));
+	{
+		char hex[HASH_HEX_LEN + 1];
+		hash_hex(task_source, strlen(task_source), hex);
+		json_object_set_new(plan, "program_sha256", json_string(hex));
+	}
 	text = json_dumps(plan, JSON_INDENT(1));
 	path = fs_join(dir, "plan.json");
 	if (!text || fs_write_atomic(path, text, strlen(text)) < 0)
@@ -72,6 +78,16 @@ json_t *program_load_plan(const char *dir)
 		return NULL;
 	}
 	return plan;
+}
+
+int program_plan_fits(const json_t *plan, const char *source)
+{
+	const char *want = json_string_value(json_object_get(plan, "program_sha256"));
+	char hex[HASH_HEX_LEN + 1];
+	if (!want)
+		return 1;	/* a plan from before egg recorded it: nothing to compare */
+	hash_hex(source, strlen(source), hex);
+	return !strcmp(hex, want);
 }
 
 const char *program_task_of(const json_t *sg)

@@ -9,7 +9,8 @@
 
 /*
  * The plan of a split program (DIR/plan.json):
- *   {"program": FILE, "inputs": [NAME...], "output": EXPR over v[NAME],
+ *   {"program": FILE, "program_sha256": HEX (of its text; absent in older plans),
+ *    "inputs": [NAME...], "output": EXPR over v[NAME],
  *    "measured_on": DEVICE or null, "eager_ms": MS or null,
  *    "subgraphs": [{"name", "file", "ops", "inputs", "outputs", "params": {PART_KEY: PROGRAM_KEY},
  *                   "share", "eager_ms", "glue", "notes", "input_shapes"}]}
@@ -33,6 +34,9 @@ json_t *program_split(struct worker *w, const struct eval_opts *o, const char *t
 const char *program_task_of(const json_t *sg);
 /* DIR/plan.json (owned), or NULL with ERR_INPUT. */
 json_t *program_load_plan(const char *dir);
+/* Whether `plan` was split from the program whose text is `source` (its
+ * "program_sha256"); a plan without one (an older egg's) fits any. */
+int program_plan_fits(const json_t *plan, const char *source);
 /* The kernels beside the plan's task files (DIR/STEM.kernel.py for
  * DIR/STEM.py, a repeated subgraph's being its task's): {FILE: PATH} (owned). */
 json_t *program_kernels_in_dir(const json_t *plan, const char *dir);

@@ -485,12 +485,20 @@ void report_print_program(FILE *f, const json_t *prog)
 		fprintf(f, "  not finished: %s\n", json_string_value(json_object_get(prog, "why_unfinished")) ?: "?");
 		return;
 	}
-	fprintf(f, "  end to end: %s%s%s; %s ms against eager %s ms (%s) and torch.compile %s ms (%s)%s\n",
-		json_string_value(json_object_get(e, "verdict")) ?: "?", json_string_value(json_object_get(e, "reason")) ? ", " : "",
-		json_string_value(json_object_get(e, "reason")) ?: "", fmt_figure("%.4f", json_num(e, "kernel_ms"), b[0]),
-		fmt_figure("%.4f", json_num(e, "eager_ms"), b[1]), fmt_figure("%.2fx", json_num(e, "speedup_eager"), b[2]),
-		fmt_figure("%.4f", json_num(e, "compile_ms"), b[3]), fmt_figure("%.2fx", json_num(e, "speedup_compile"), b[4]),
-		json_is_true(json_object_get(e, "allow_torch")) ? "; parts stay PyTorch (--allow-torch)" : "");
+	/* No kernel in it: the program measured against itself, no speedup. */
+	if (json_is_true(json_object_get(prog, "unchanged")))
+		fprintf(f, "  end to end: %s; %s (PyTorch eager %s ms)\n", json_string_value(json_object_get(e, "verdict")) ?: "?",
+			json_string_value(json_object_get(prog, "why_unchanged")) ?: "the program is unchanged",
+			fmt_figure("%.4f", json_num(e, "eager_ms"), b[1]));
+	else
+		fprintf(f, "  end to end: %s%s%s; %s ms against eager %s ms (%s) and torch.compile %s ms (%s)%s\n",
+			json_string_value(json_object_get(e, "verdict")) ?: "?",
+			json_string_value(json_object_get(e, "reason")) ? ", " : "",
+			json_string_value(json_object_get(e, "reason")) ?: "", fmt_figure("%.4f", json_num(e, "kernel_ms"), b[0]),
+			fmt_figure("%.4f", json_num(e, "eager_ms"), b[1]), fmt_figure("%.2fx", json_num(e, "speedup_eager"), b[2]),
+			fmt_figure("%.4f", json_num(e, "compile_ms"), b[3]),
+			fmt_figure("%.2fx", json_num(e, "speedup_compile"), b[4]),
+			json_is_true(json_object_get(e, "allow_torch")) ? "; parts stay PyTorch (--allow-torch)" : "");
 	fprintf(f, "  Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline bound "
 		   "would give %s\n", fmt_figure("%.2fx", json_num(a, "parts_speedup"), b[0]),
 		fmt_figure("%.2fx", json_num(a, "bound_speedup"), b[1]));

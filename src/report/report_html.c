@@ -175,10 +175,17 @@ static void html_program(struct buf *b, const json_t *prog)
 	}
 	buf_adds(b, "<p class=\"e2e\">End to end: ");
 	html_text(b, json_string_value(json_object_get(e, "verdict")));
-	buf_addf(b, "; %s ms against eager %s ms (%s) and torch.compile %s ms (%s). ",
-		 fmt_figure("%.4f", json_num(e, "kernel_ms"), t[0]), fmt_figure("%.4f", json_num(e, "eager_ms"), t[1]),
-		 fmt_figure("%.2fx", json_num(e, "speedup_eager"), t[2]), fmt_figure("%.4f", json_num(e, "compile_ms"), t[3]),
-		 fmt_figure("%.2fx", json_num(e, "speedup_compile"), t[4]));
+	if (json_is_true(json_object_get(prog, "unchanged"))) {
+		/* No kernel in it: the program measured against itself, no speedup. */
+		buf_adds(b, "; ");
+		html_text(b, json_string_value(json_object_get(prog, "why_unchanged")));
+		buf_adds(b, ". ");
+	} else {
+		buf_addf(b, "; %s ms against eager %s ms (%s) and torch.compile %s ms (%s). ",
+			 fmt_figure("%.4f", json_num(e, "kernel_ms"), t[0]), fmt_figure("%.4f", json_num(e, "eager_ms"), t[1]),
+			 fmt_figure("%.2fx", json_num(e, "speedup_eager"), t[2]),
+			 fmt_figure("%.4f", json_num(e, "compile_ms"), t[3]), fmt_figure("%.2fx", json_num(e, "speedup_compile"), t[4]));
+	}
 	buf_addf(b, "Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline "
 		    "bound would give %s.</p>", fmt_figure("%.2fx", json_num(a, "parts_speedup"), t[0]),
 		 fmt_figure("%.2fx", json_num(a, "bound_speedup"), t[1]));

@@ -19,6 +19,7 @@ void outcome_count(const struct task_state *tasks, int n, const char *run_stop, 
 			if (!o->stopped++)
 				o->first_stop = json_string_value(json_object_get(ts->result, "stop_reason"))
 							?: "no reason recorded";
+			o->no_memory += !strcmp(json_string_value(json_object_get(ts->result, "stop_cause")) ?: "", "memory");
 			break;
 		case TASK_WAITING:
 			o->waiting++;
@@ -47,20 +48,40 @@ int run_outcome_finished(const struct run_outcome *o)
 	return !o->stopped && !o->waiting && !o->run_stop;
 }
 
+/*
+ * How to go on after a stop: the same command again (or its resume), which
+ * gets past a passing failure; said only when some stop may pass. A task
+ * that cannot fit in its device's memory would stop again: its own reason
+ * says what to change instead. "" when there is nothing to run again.
+ */
+static void go_on_text(const struct run_outcome *o, const struct outcome_words *w, char *out, size_t n)
+{
+	int again = o->run_stop || o->waiting || o->stopped > o->no_memory;
+	size_t len;
+	out[0] = '\0';
+	if (!again)
+		return;
+	if (w->resume)
+		snprintf(out, n, "; resume with '%s'", w->resume);
+	else
+		snprintf(out, n, "; run the same command again to go on");
+	len = strlen(out);
+	if (o->no_memory && len < n)
+		snprintf(out + len, n - len, " (the %d that cannot fit in memory will stop again)", o->no_memory);
+}
+
 static int stopped_exit(const struct run_outcome *o, const struct outcome_words *w, int one_task)
 {
-	char go_on[512];
-	if (w->resume)
-		snprintf(go_on, sizeof(go_on), "resume with '%s'", w->resume);
-	else
-		snprintf(go_on, sizeof(go_on), "run the same command again to go on");
+	char go_on[640];
+	go_on_text(o, w, go_on, sizeof(go_on));
 	if (!o->stopped)
-		err_set(ERR_INFRA, "%s; %s", o->run_stop, go_on);
+		err_set(ERR_INFRA, "%s%s", o->run_stop, go_on);
 	else if (one_task)
-		err_set(ERR_INFRA, "%s; %s", o->first_stop, go_on);
+		err_set(ERR_INFRA, "%s%s", o->first_stop, go_on);
 	else
-		err_set(ERR_INFRA, "%d of %d %s(s) stopped on an infrastructure failure (first: %s); the others %s; %s",
-			o->stopped, o->tasks, w->unit, o->first_stop,
+		err_set(ERR_INFRA, "%d of %d %s(s) stopped %s (first: %s); the others %s%s", o->stopped, o->tasks, w->unit,
+			o->no_memory == o->stopped ? "as they cannot fit in the device's memory" :
+			"on an infrastructure failure", o->first_stop,
 			o->waiting ? "finished or wait for replies" : "finished", go_on);
 	return err_report();
 }

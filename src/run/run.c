@@ -92,7 +92,9 @@ static struct run *open_common(const struct config *cfg, const struct run_opts *
 		if (!r->shared.cache)
 			goto fail;
 	}
-	if (fs_mkdir_p(r->runs_dir) < 0)
+	/* The run is live while this process holds its lock (store.h): a
+	 * reader tells a run whose process is gone from one that runs. */
+	if (fs_mkdir_p(r->runs_dir) < 0 || store_run_hold(r->shared.store, r->id) < 0)
 		goto fail;
 	r->shared.pool = pool_new(cfg, (const char *const *)r->devices.v, (int)r->devices.n,
 				  o->workers_per_device > 0 ? o->workers_per_device : 2, r->runs_dir);

@@ -147,6 +147,17 @@ static void finish(struct run_shared *rc, struct task_state *ts, enum task_statu
 	err_clear();
 }
 
+/* The task ends on the pending error of kind `k`: failed when the task is
+ * unusable (input), else stopped; one whose job its device's memory cannot
+ * hold says so ("stop_cause": "memory"), since running it again will not
+ * help (outcome.c advises accordingly). */
+static void finish_on_error(struct run_shared *rc, struct task_state *ts, enum err_kind k, json_t *result)
+{
+	if (k == ERR_NO_MEMORY)
+		json_object_set_new(result, "stop_cause", json_string("memory"));
+	finish(rc, ts, k == ERR_INPUT ? TASK_FAILED : TASK_STOPPED, k == ERR_INPUT ? "input" : "infra", result);
+}
+
 /* The summary object of one task's run (also `egg optimize --json`). */
 static json_t *summary_of(const char *task, const char *device, const char *run_dir, const char *final_path,
 			 const json_t *baseline, const struct pipeline_result *r, const struct agents *a)
@@ -180,6 +191,8 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 						 "device_wait_s", r->device_wait_s, "llm_chain", r->llm_chain));
 	json_object_set_new(s, "stop_reason", r->stop_reason[0] ? json_string(r->stop_reason) : json_null());
 	json_object_set_new(s, "infra_error", json_boolean(r->infra));
+	if (r->no_memory)
+		json_object_set_new(s, "stop_cause", json_string("memory"));
 	json_object_set_new(s, "budget_stop", json_boolean(r->budget));
 	return s;
 }
@@ -316,7 +329,7 @@ static void judge_kernel(struct run_shared *rc, struct task_state *ts, struct re
 		enum err_kind k = err_kind();
 		s = failure(ts->path, err_msg());
 		json_object_set_new(s, "kernel", json_string(ts->kernel));
-		finish(rc, ts, k == ERR_INPUT ? TASK_FAILED : TASK_STOPPED, k == ERR_INPUT ? "input" : "infra", s);
+		finish_on_error(rc, ts, k, s);
 		buf_release(&src);
 		return;
 	}
@@ -531,8 +544,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	pool_release(rc->pool, slot);
 	if (!baseline) {
 		enum err_kind k = err_kind();
-		finish(rc, ts, k == ERR_INPUT ? TASK_FAILED : TASK_STOPPED, k == ERR_INPUT ? "input" : "infra",
-		       failure(ts->path, err_msg()));
+		finish_on_error(rc, ts, k, failure(ts->path, err_msg()));
 		goto out;
 	}
 	if (ts->kernel) {

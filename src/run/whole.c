@@ -386,6 +386,30 @@ out:
 	return rc;
 }
 
+/* No kernel went into the finished program: what was verified is the
+ * program itself, and its time against eager is noise, no speedup. The
+ * record says so ("unchanged", why) in place of the speedups. */
+static void say_if_unchanged(json_t *out)
+{
+	json_t *e = json_object_get(out, "end_to_end"), *sg;
+	int found = 0;
+	size_t i;
+	if (!json_is_true(json_object_get(out, "finished")))
+		return;
+	json_array_foreach(json_object_get(out, "subgraphs"), i, sg) {
+		const char *status = json_string_value(json_object_get(sg, "status"));
+		enum subgraph_outcome oc = subgraph_outcome_of(status);
+		if (json_is_true(json_object_get(sg, "used")))
+			return;
+		found |= oc == SG_SLOWER || oc == SG_FAILS_IN_PROGRAM || oc == SG_NOT_TRIED;
+	}
+	json_object_set_new(e, "speedup_eager", json_null());
+	json_object_set_new(e, "speedup_compile", json_null());
+	json_object_set_new(out, "unchanged", json_true());
+	json_object_set_new(out, "why_unchanged", json_string(found ? "no kernel went into the program: it is unchanged"
+								    : "no kernel found: the program is unchanged"));
+}
+
 json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
 {
 	struct run_shared *rs = run_shared(r);
@@ -413,6 +437,10 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 		pool_release(rs->pool, slot);
 		if (!plan)
 			goto out;
+	} else if (!program_plan_fits(plan, buf_str(&src))) {
+		err_set(ERR_INPUT, "'%s' changed since run %s split it: optimize it in a new run (without --resume)",
+			task_path, run_id(r));
+		goto out;
 	}
 	slot = pool_acquire(rs->pool, 0);
 	facts = eval_device_facts(slot->worker, w.eo.device);
@@ -457,6 +485,7 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	json_object_set_new(out, "end_to_end", end_to_end(e2e, baseline, w.eo.allow_torch));
 	json_object_set_new(out, "amdahl", whole_amdahl(rows, cpu));
 write:
+	say_if_unchanged(out);
 	if (write_record(r, out) < 0)
 		goto bad;
 	goto out;

@@ -58,7 +58,9 @@ struct whole_opts {
  * "speedup_eager", "sol_pct", "roofline_ms", "used"}], "end_to_end":
  * {verdict, stage, reason, kernel_ms, eager_ms, compile_ms, speedup_eager,
  * speedup_compile, allow_torch}, "amdahl": {"parts_speedup",
- * "bound_speedup"}, "finished": bool}; NULL with the error (ERR_INPUT: the
+ * "bound_speedup"}, "finished": bool, "unchanged": true and "why_unchanged"
+ * when no kernel went into the program (its end-to-end speedups are null:
+ * the program against itself)}; NULL with the error (ERR_INPUT: the
  * program cannot be split; ERR_INFRA: program.json could not be written,
  * and the run is stopped, run_mark_stopped). When a subgraph task has not finished
  * (waiting, stopped) there is no composition yet: "finished" is false.

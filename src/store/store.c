@@ -1,12 +1,16 @@
 /* store.c: SQLite-backed run store with schema migrations. */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -17,6 +21,9 @@
 struct store {
 	sqlite3 *db;
 	char *path;		/* DIR/egg.db, for messages */
+	char *dir;		/* DIR */
+	int held_fd;		/* the run lock this process holds (store_run_hold), or -1 */
+	char *held_run;		/* its run */
 	pthread_mutex_t lock;
 };
 
@@ -175,6 +182,8 @@ struct store *store_open(const char *dir)
 	pthread_mutex_init(&s->lock, NULL);
 	path = fs_join(dir, "egg.db");
 	s->path = xstrdup(path);
+	s->dir = xstrdup(dir);
+	s->held_fd = -1;
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK) {
 		err_set(ERR_INFRA, "cannot open the store '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -213,6 +222,7 @@ bad:
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->lock);
 	free(s->path);
+	free(s->dir);
 	free(s);
 	return NULL;
 }
@@ -222,8 +232,12 @@ void store_close(struct store *s)
 	if (!s)
 		return;
 	sqlite3_close(s->db);
+	if (s->held_fd >= 0)
+		close(s->held_fd);	/* the run is no longer live: its status says how it ended */
 	pthread_mutex_destroy(&s->lock);
 	free(s->path);
+	free(s->dir);
+	free(s->held_run);
 	free(s);
 }
 
@@ -299,6 +313,101 @@ int store_run_set_status(struct store *s, const char *run_id, const char *status
 				  status, strcmp(status, "running") ? now : NULL, stop_reason, run_id));
 }
 
+/*
+ * A run is live while the process that runs it holds an exclusive flock on
+ * DIR/runs/RUN/run.lock. The kernel lets go of it however that process
+ * ends (Ctrl-C, SIGKILL, a crash), and a pid reused since cannot hold it
+ * (nor does a reader need to be on the holder's host, as a pid test would):
+ * a run recorded as running whose lock nobody holds was left by a process
+ * that is gone.
+ */
+static char *run_lock_path(const struct store *s, const char *run_id)
+{
+	return xasprintf("%s/runs/%s/run.lock", s->dir, run_id);
+}
+
+/* What another egg's lock file says of its holder ("pid N on HOST"), for messages. */
+static void lock_holder(int fd, char *out, size_t n)
+{
+	char text[160] = "";
+	ssize_t got = pread(fd, text, sizeof(text) - 1, 0);
+	long pid = 0;
+	char host[128] = "";
+	snprintf(out, n, "another egg process");
+	if (got > 0 && sscanf(text, "%ld %127s", &pid, host) == 2)
+		snprintf(out, n, "egg process %ld on %s", pid, host);
+}
+
+int store_run_hold(struct store *s, const char *run_id)
+{
+	char *path = run_lock_path(s, run_id), *dir = xasprintf("%s/runs/%s", s->dir, run_id), host[128] = "?";
+	int fd = -1, rc = -1;
+	if (fs_mkdir_p(dir) < 0)
+		goto out;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		err_set(ERR_INFRA, "cannot open the run lock '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int held = errno == EWOULDBLOCK;
+		char holder[200];
+		lock_holder(fd, holder, sizeof(holder));
+		if (held)
+			err_set(ERR_INPUT, "run %s is running in %s: let it finish (or stop it) before going on with it",
+				run_id, holder);
+		else
+			err_set(ERR_INFRA, "cannot lock the run lock '%s'", path);
+		close(fd);
+		goto out;
+	}
+	gethostname(host, sizeof(host) - 1);
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%ld %s\n", (long)getpid(), host);
+	if (s->held_fd >= 0)
+		close(s->held_fd);
+	free(s->held_run);
+	s->held_fd = fd;
+	s->held_run = xstrdup(run_id);
+	rc = 0;
+out:
+	free(path);
+	free(dir);
+	return rc;
+}
+
+/* Whether a process runs `run_id` now (its lock is held). This process's
+ * own run is live without a test (on a file system that maps flock onto
+ * POSIX locks, closing a second descriptor would drop the held lock); a run
+ * without a lock file has no live process; a lock that cannot be tested
+ * counts as held (the status stays as recorded). */
+static int run_live(const struct store *s, const char *run_id)
+{
+	char *path;
+	int fd, live;
+	if (s->held_run && !strcmp(s->held_run, run_id))
+		return 1;
+	path = run_lock_path(s, run_id);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return errno != ENOENT;
+	live = flock(fd, LOCK_SH | LOCK_NB) < 0;
+	close(fd);
+	return live;
+}
+
+/* A run recorded as running whose process is gone is stopped (the record
+ * stays as it is: a resume writes the run's status again). */
+static void status_as_live(const struct store *s, json_t *run)
+{
+	const char *id = json_string_value(json_object_get(run, "id"));
+	if (!id || strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running") || run_live(s, id))
+		return;
+	json_object_set_new(run, "status", json_string("stopped"));
+	if (json_object_get(run, "stop_reason") && !json_string_value(json_object_get(run, "stop_reason")))
+		json_object_set_new(run, "stop_reason", json_string(STORE_GONE_REASON));
+}
+
 static json_t *column_json(sqlite3_stmt *st, int col)
 {
 	const unsigned char *t = sqlite3_column_text(st, col);
@@ -325,11 +434,12 @@ static json_t *run_exact(struct store *s, const char *run_id, int *failed)
 		return read_failed(s, "cannot read its runs", NULL);
 	}
 	sqlite3_bind_text(st, 1, run_id, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		out = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_text(st, 0), "created",
 				column_text(st, 1), "command", column_text(st, 2), "status", column_text(st, 3), "config",
 				column_json(st, 4), "finished", column_text(st, 5), "stop_reason", column_text(st, 6));
-	else if (rc != SQLITE_DONE) {
+		status_as_live(s, out);
+	} else if (rc != SQLITE_DONE) {
 		*failed = 1;
 		out = read_failed(s, "cannot read its runs", NULL);
 	}
@@ -417,6 +527,7 @@ json_t *store_runs(struct store *s)
 						     "waiting", (json_int_t)sqlite3_column_int64(st, 8)));
 		json_object_set_new(json_array_get(out, json_array_size(out) - 1), "stopped",
 				    json_integer(sqlite3_column_int64(st, 9)));
+		status_as_live(s, json_array_get(out, json_array_size(out) - 1));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? out : read_failed(s, "cannot read its runs", out);

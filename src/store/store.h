@@ -46,17 +46,29 @@ const char *store_path(const struct store *s);
 
 /* Runs */
 int store_run_create(struct store *s, const char *run_id, const char *command, json_t *config);
+/*
+ * Marks the run live for as long as this store is open: an exclusive flock
+ * on DIR/runs/RUN/run.lock (it holds the holder's pid and host, for
+ * messages), which the kernel releases however the process ends. Taken
+ * before a run is created or resumed. 0, or -1: ERR_INPUT when another
+ * process runs it now, ERR_INFRA when the lock cannot be made.
+ */
+int store_run_hold(struct store *s, const char *run_id);
+/* Why a run recorded as running is read as stopped: nobody holds its lock. */
+#define STORE_GONE_REASON "its egg process ended before the run finished (interrupted or killed)"
 /* A run's status, and why it stopped when no task says so (`stop_reason`, or NULL). */
 int store_run_set_status(struct store *s, const char *run_id, const char *status, const char *stop_reason);
 /* {id, created, command, status, config, finished, stop_reason} of the run `run_id` names: its
  * id, or the beginning of one run's id (every command taking a run id reads it here; callers go
  * on with the returned "id"). NULL with ERR_INPUT when unknown ("no run 'ID' in the store
- * 'PATH'", naming `egg runs`) or ambiguous (the newest few it fits), ERR_INFRA when unreadable. */
+ * 'PATH'", naming `egg runs`) or ambiguous (the newest few it fits), ERR_INFRA when unreadable.
+ * A run recorded as running whose process is gone (no one holds its lock: store_run_hold) reads
+ * "stopped", here and in store_runs, with STORE_GONE_REASON when no other reason was recorded. */
 json_t *store_run_get(struct store *s, const char *run_id);
 /* All runs, newest first: [{id, created, command, status, tasks, done, failed, waiting, stopped,
  * cost_usd}]. A run's status: running, done, waiting (a task waits for a reply) or stopped (a task
- * stopped on an infrastructure failure, or the run's own record could not be written; resuming
- * finishes it). NULL with ERR_INFRA when unreadable. */
+ * stopped on an infrastructure failure, the run's own record could not be written, or its process
+ * ended while it ran; resuming finishes it). NULL with ERR_INFRA when unreadable. */
 json_t *store_runs(struct store *s);
 
 /* Tasks of a run */

@@ -77,6 +77,7 @@ int err_exit_code(enum err_kind kind)
 		return EXIT_WAITING;
 	case ERR_NONE:
 	case ERR_INFRA:
+	case ERR_NO_MEMORY:
 	default:
 		return EXIT_INFRA;
 	}

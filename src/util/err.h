@@ -15,6 +15,8 @@ enum err_kind {
 	ERR_INFRA,	/* infrastructure failure: exit 3 */
 	ERR_REJECTED,	/* done, negative outcome: exit 1 */
 	ERR_WAITING,	/* not done: an LLM reply is awaited in the spool: exit 4 */
+	ERR_NO_MEMORY,	/* infrastructure: the job cannot fit in its device's memory (refused up
+			 * front): exit 3, and running it again there will not help */
 };
 
 /* Exit codes of docs/design.md. */

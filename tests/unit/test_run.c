@@ -1,10 +1,13 @@
 /* test_run.c: what run/ decides without a worker: task ids from paths; figures and prompts that no wording changes. */
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../../src/agents/decisions.h"
+#include "../../src/run/outcome.h"
 #include "../../src/run/task.h"
 #include "../../src/run/whole.h"
+#include "../../src/util/err.h"
 #include "unit.h"
 
 /* Decisions and subgraph outcomes are data: rewording the sentences beside
@@ -75,6 +78,64 @@ static void wording_is_not_data(void)
 	json_decref(reworded);
 }
 
+/* The line run_outcome_exit prints for `n` stopped tasks, the first
+ * `memory` of which cannot fit in memory (stderr read back); its code. */
+static char *stop_line(int n, int memory, const char *resume, int *code)
+{
+	struct task_state t[4];
+	struct outcome_words w = { "task", "run R", resume, NULL };
+	struct run_outcome o;
+	char text[1024] = "";
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	size_t got;
+	memset(t, 0, sizeof(t));
+	for (int i = 0; i < n; i++) {
+		t[i].status = TASK_STOPPED;
+		t[i].result = json_pack("{s:s}", "stop_reason", i < memory ? "the task needs about 9 GB" : "worker died");
+		if (i < memory)
+			json_object_set_new(t[i].result, "stop_cause", json_string("memory"));
+	}
+	outcome_count(t, n, NULL, &o);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	*code = run_outcome_exit(&o, t, n == 1 ? OUTCOME_ONE_TASK : OUTCOME_ANY_FOUND, &w);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	got = fread(text, 1, sizeof(text) - 1, tmp);
+	text[got && text[got - 1] == '\n' ? got - 1 : got] = '\0';
+	fclose(tmp);
+	for (int i = 0; i < n; i++)
+		json_decref(t[i].result);
+	return strdup(text);
+}
+
+/* How to go on after a stop depends on its cause: a task that cannot fit
+ * in memory gets its own advice, never "run again", which would stop it
+ * again; a passing failure beside it still gets the way to go on. */
+static void stop_advice(void)
+{
+	int code;
+	char *line = stop_line(1, 1, NULL, &code);
+	CHECK(code == EXIT_INFRA && strstr(line, "needs about 9 GB") && !strstr(line, "again"),
+	      "one task that cannot fit in memory: exit 3, no 'run again': %s", line);
+	free(line);
+	line = stop_line(1, 0, NULL, &code);
+	CHECK(code == EXIT_INFRA && strstr(line, "worker died; run the same command again to go on"),
+	      "one task a passing failure stopped: run the same command again: %s", line);
+	free(line);
+	line = stop_line(2, 2, "egg bench --resume R", &code);
+	CHECK(strstr(line, "2 of 2 task(s) stopped as they cannot fit in the device's memory") && !strstr(line, "resume"),
+	      "tasks that all cannot fit: said so, no resume: %s", line);
+	free(line);
+	line = stop_line(2, 1, "egg bench --resume R", &code);
+	CHECK(strstr(line, "resume with 'egg bench --resume R' (the 1 that cannot fit in memory will stop again)"),
+	      "one of each: resume, and which will stop again: %s", line);
+	free(line);
+}
+
 void suite_run(void)
 {
 	static const char *const cases[][3] = {
@@ -92,4 +153,5 @@ void suite_run(void)
 		free(group);
 	}
 	wording_is_not_data();
+	stop_advice();
 }

@@ -1,8 +1,10 @@
 /* test_store.c: the store's migrations, and the report's metrics over a store. */
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../src/report/report.h"
@@ -197,6 +199,84 @@ static void run_prefixes(void)
 	json_decref(cfg);
 }
 
+/* The status a reader gets for run `id` through a store of its own (as
+ * another egg reads it): "(none)" when it has none. */
+static char *status_read(const char *dir, const char *id)
+{
+	struct store *s = store_open(dir);
+	json_t *run = s ? store_run_get(s, id) : NULL;
+	char *out = strdup(json_string_value(json_object_get(run, "status")) ?: "(none)");
+	json_decref(run);
+	store_close(s);
+	return out;
+}
+
+/* A run recorded as running is live while its process holds the run's
+ * lock, and stopped once that process is gone, however it ended: closed,
+ * killed with SIGKILL, or never holding one (an older egg's run). A run
+ * another process holds cannot be taken. */
+static void run_liveness(void)
+{
+	char *dir = temp_dir(), *got;
+	struct store *a = store_open(dir), *b = store_open(dir);
+	json_t *cfg = json_object(), *run;
+	pid_t child = -1;
+	int ready[2] = { -1, -1 }, status;
+	CHECK(store_run_hold(a, "r1") == 0 && store_run_create(a, "r1", "optimize", cfg) == 0, "a run held and created");
+	got = status_read(dir, "r1");
+	CHECK_STR(got, "running", "another reader sees it running while its holder lives");
+	free(got);
+	err_clear();
+	CHECK(store_run_hold(b, "r1") < 0 && err_kind() == ERR_INPUT && strstr(err_msg(), "is running in egg process"),
+	      "another process cannot take a live run: %s", err_msg());
+	err_clear();
+	store_close(a);
+	run = store_run_get(b, "r1");
+	CHECK_STR(json_string_value(json_object_get(run, "status")), "stopped", "its holder gone, the run reads stopped");
+	CHECK_STR(json_string_value(json_object_get(run, "stop_reason")), STORE_GONE_REASON, "saying why");
+	json_decref(run);
+	CHECK(store_run_hold(b, "r1") == 0, "and the next process may go on with it");
+	store_close(b);
+
+	/* A holder killed with SIGKILL (after it said it holds the lock). */
+	if (pipe(ready) == 0)
+		child = fork();
+	if (child == 0) {
+		struct store *c = store_open(dir);
+		char one = 1;
+		if (c && store_run_hold(c, "r2") == 0 && store_run_create(c, "r2", "bench", cfg) == 0 &&
+		    write(ready[1], &one, 1) == 1)
+			pause();
+		_exit(1);
+	}
+	{
+		char one = 0;
+		close(ready[1]);
+		CHECK(read(ready[0], &one, 1) == 1 && one == 1, "a child process holds run r2");
+		close(ready[0]);
+	}
+	got = status_read(dir, "r2");
+	CHECK_STR(got, "running", "r2 is running while the child lives");
+	free(got);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	got = status_read(dir, "r2");
+	CHECK_STR(got, "stopped", "and stopped once it was killed with SIGKILL");
+	free(got);
+
+	/* A run recorded as running with no lock file at all. */
+	CHECK(raw_sql(dir, "INSERT INTO runs (id, created, command, status, config) VALUES ('r3', '2026-01-01', 'bench',"
+		      " 'running', '{}')") == 0, "a running run without a lock (an older egg's, or its folder lost)");
+	got = status_read(dir, "r3");
+	CHECK_STR(got, "stopped", "reads stopped: no process holds it");
+	free(got);
+	fs_remove_tree(dir);
+	free(dir);
+	json_decref(cfg);
+}
+
 /* One task's result as the task runner writes it. */
 static void add_task(struct store *s, const char *id, const char *group, const char *status, json_t *result)
 {
@@ -346,6 +426,7 @@ void suite_store(void)
 	migrations();
 	failures();
 	run_prefixes();
+	run_liveness();
 	report_metrics();
 	recorder_keeps_the_store_error();
 }

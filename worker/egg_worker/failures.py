@@ -1,7 +1,9 @@
 """failures.py: how a job of any kind ends other than with its result: the
 user's input is unusable (InputError), the worker could not do it
-(InfraError), or one of its processes was killed from outside (JobLost).
-main.py turns each into its reply kind ("input", "infra", "lost")."""
+(InfraError; TooBig when it cannot fit in the device's memory at all), or
+one of its processes was killed from outside (JobLost). main.py turns each
+into its reply kind ("input", "infra", "lost"; TooBig's infra reply carries
+"cause": "memory")."""
 from __future__ import annotations
 
 from .children import Child
@@ -13,6 +15,12 @@ class InputError(Exception):
 
 class InfraError(Exception):
     """The worker could not do the job (not the candidate's fault)."""
+
+
+class TooBig(InfraError):
+    """The job cannot fit in its device's memory, refused before anything of
+    it was allocated: running it again on that device will not help (its
+    message says what would)."""
 
 
 class JobLost(Exception):

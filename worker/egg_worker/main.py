@@ -192,7 +192,7 @@ def serve(argv: list[str]) -> int:
     from . import faults, messages, progress, sandbox
     from .device import job as device_jobs
     from .device import probe
-    from .failures import InfraError, InputError, JobLost
+    from .failures import InfraError, InputError, JobLost, TooBig
     from .program import job as program_jobs
     from .protocol import job as jobs
 
@@ -279,6 +279,8 @@ def serve(argv: list[str]) -> int:
             reply = messages.reply_error(rid, "input", str(e))
         except JobLost as e:
             reply = messages.reply_error(rid, "lost", str(e))
+        except TooBig as e:
+            reply = messages.reply_error(rid, "infra", str(e), cause="memory")
         except InfraError as e:
             reply = messages.reply_error(rid, "infra", str(e.args[0]), str(e.args[1]) if len(e.args) > 1 else "")
         except Exception as e:

@@ -94,14 +94,17 @@ def reply_ok(rid, result: dict) -> dict:
     return {"id": rid, "ok": True, "result": result}
 
 
-def reply_error(rid, kind: str, error: str, log: str = "") -> dict:
+def reply_error(rid, kind: str, error: str, log: str = "", cause: str = "") -> dict:
     """kind: "input" (the user's task is unusable), "infra" (the worker could
     not do the job), "lost" (a process of the job was killed from outside:
     egg runs the job again on a fresh worker) or "protocol" (the line was
-    not a request)."""
+    not a request). cause, with "infra": "memory" when the job cannot fit in
+    the device's memory (running it again there will not help)."""
     out = {"id": rid, "ok": False, "kind": kind, "error": error}
     if log:
         out["log"] = log
+    if cause:
+        out["cause"] = cause
     return out
 
 

@@ -34,14 +34,20 @@ static int dotted_name(const char *s, size_t len)
 	return !start;
 }
 
+/* The length of FILE in FILE.py:NAME (`ref` names a file), else 0. */
+static size_t py_file_len(const char *ref)
+{
+	const char *colon = strrchr(ref, ':');
+	size_t n = colon ? (size_t)(colon - ref) : 0;
+	return n > 3 && !strncmp(colon - 3, ".py", 3) ? n : 0;
+}
+
 int model_is_ref(const char *arg)
 {
 	const char *colon = strrchr(arg, ':');
-	size_t where;
 	if (!colon || colon == arg || fs_exists(arg) || !dotted_name(colon + 1, strlen(colon + 1)))
 		return 0;
-	where = (size_t)(colon - arg);
-	return (where > 3 && !strncmp(colon - 3, ".py", 3)) || dotted_name(arg, where);
+	return py_file_len(arg) || dotted_name(arg, (size_t)(colon - arg));
 }
 
 int model_spec_wanted(const struct model_spec *m)
@@ -52,18 +58,18 @@ int model_spec_wanted(const struct model_spec *m)
 /* FILE.py:NAME with FILE made absolute (it must exist); MODULE:NAME as it is. Owned, or NULL. */
 static char *absolute_ref(const char *ref, const char *flag)
 {
-	const char *colon = strrchr(ref, ':');
+	size_t n = py_file_len(ref);
 	char *file, *abs, *out;
-	if (strncmp(colon - 3, ".py", 3))
+	if (!n)
 		return xstrdup(ref);
-	file = xstrndup(ref, (size_t)(colon - ref));
+	file = xstrndup(ref, n);
 	if (!fs_exists(file)) {
 		err_set(ERR_INPUT, "%s: no file '%s'", flag, file);
 		free(file);
 		return NULL;
 	}
 	abs = fs_absolute(file);
-	out = xasprintf("%s%s", abs, colon);
+	out = xasprintf("%s%s", abs, ref + n);
 	free(file);
 	free(abs);
 	return out;
@@ -74,13 +80,13 @@ static char *absolute_ref(const char *ref, const char *flag)
  * path is not readable (the evaluator's sandbox, another machine). */
 static int add_source(json_t *spec, const char *ref)
 {
-	const char *colon = strrchr(ref, ':');
+	size_t n = py_file_len(ref);
 	char *file;
 	struct buf text = BUF_INIT;
 	int rc;
-	if (!colon || colon - ref < 3 || strncmp(colon - 3, ".py", 3))
+	if (!n)
 		return 0;
-	file = xstrndup(ref, (size_t)(colon - ref));
+	file = xstrndup(ref, n);
 	if (!json_object_get(spec, "sources"))
 		json_object_set_new(spec, "sources", json_object());
 	rc = fs_read(file, &text);

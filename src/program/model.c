@@ -12,6 +12,9 @@
 #include "../util/hash.h"
 #include "pytext.h"
 
+/* How a model spec's program begins its spec (model_program_is_spec). */
+#define SPEC_LINE "EGG_MODEL = json.loads("
+
 #define MODEL_RUNTIME "egg_worker/program/model_runtime.py"
 
 /* A dotted Python name (torchvision.models, resnet50, Net.build). */
@@ -286,7 +289,7 @@ char *model_write_program(const struct model_spec *m, const char *dir)
 	buf_addf(&b, "Mode %s, dtype %s. The model is built with random weights (nothing is downloaded); in eval mode\n"
 		 "its normalisations' statistics are drawn at random too. Its state_dict() is the model's own.\n\"\"\"\n",
 		 json_string_value(json_object_get(spec, "mode")), json_string_value(json_object_get(spec, "dtype")));
-	buf_adds(&b, "import json\n\nEGG_MODEL = json.loads(");
+	buf_adds(&b, "import json\n\n" SPEC_LINE);
 	py_string(&b, text);
 	buf_adds(&b, ")\n\n");
 	if (py_worker_runtime(&b, MODEL_RUNTIME, "model runtime") == 0 && fs_mkdir_p(dir) == 0) {
@@ -303,6 +306,20 @@ char *model_write_program(const struct model_spec *m, const char *dir)
 	free(name);
 	json_decref(spec);
 	return path;
+}
+
+int model_program_is_spec(const char *program_source)
+{
+	return strstr(program_source, "\n" SPEC_LINE) != NULL;
+}
+
+char *model_program_at(const char *program_source, long batch, long length)
+{
+	/* model_runtime.py's get_inputs draws them so (_egg_rescaled). */
+	if (length > 0)
+		return xasprintf("%s\nEGG_MODEL[\"rescale\"] = {\"batch\": %ld, \"length\": %ld}\n", program_source, batch,
+				 length);
+	return xasprintf("%s\nEGG_MODEL[\"rescale\"] = {\"batch\": %ld, \"length\": None}\n", program_source, batch);
 }
 
 char *model_program_dir(const struct model_spec *m, const char *store)

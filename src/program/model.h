@@ -33,6 +33,16 @@ int model_spec_wanted(const struct model_spec *m);
  * the flag), ERR_INFRA when the runtime or the file cannot be written.
  */
 char *model_write_program(const struct model_spec *m, const char *dir);
+/* Whether `program_source` is a program model_write_program wrote (its
+ * inputs drawn from EGG_MODEL, so that egg can draw them at other shapes). */
+int model_program_is_spec(const char *program_source);
+/*
+ * The program at other input shapes: `program_source` (a model spec's)
+ * with every input's first dimension `batch` and, when `length` > 0, the
+ * second dimension of every input that is not floating point (token ids,
+ * masks) `length`. Owned.
+ */
+char *model_program_at(const char *program_source, long batch, long length);
 /* The folder under the store for the program of `m`:
  * STORE/programs/HASH, HASH from the spec (owned). */
 char *model_program_dir(const struct model_spec *m, const char *store);

@@ -221,6 +221,12 @@ json_t *program_compose(const char *task_source, const json_t *plan, const char 
 	py_value(&b, json_object_get(plan, "inputs"));
 	buf_adds(&b, "\n_EGG_INPUT_SHAPES = ");
 	py_value(&b, json_object_get(plan, "input_shapes") ?: json_null());
+	buf_adds(&b, "\n_EGG_CHECKED_SHAPES = ");
+	{
+		json_t *none = json_array();
+		py_value(&b, json_object_get(plan, "checked_shapes") ?: none);
+		json_decref(none);
+	}
 	buf_adds(&b, "\n_EGG_PARTS = [\n");
 	buf_adds(&b, buf_str(&parts));
 	buf_adds(&b, "]\n");

@@ -445,6 +445,34 @@ void report_attach_program(json_t *rep, const char *run_dir)
 	free(path);
 }
 
+/* The composed program at shapes it was not split at (src/run/shapes.c). */
+static void print_other_shapes(FILE *f, const json_t *os)
+{
+	const json_t *row;
+	size_t i;
+	if (!json_is_object(os))
+		return;
+	if (json_string_value(json_object_get(os, "skipped"))) {
+		fprintf(f, "  other shapes: not checked: %s\n", json_string_value(json_object_get(os, "skipped")));
+		return;
+	}
+	fprintf(f, "  other shapes (the composed program runs its kernels where it passed, elsewhere the program's "
+		   "PyTorch):\n");
+	json_array_foreach(json_object_get(os, "shapes"), i, row) {
+		const char *verdict = json_string_value(json_object_get(row, "verdict")) ?: "?";
+		const char *reason = json_string_value(json_object_get(row, "reason"));
+		fprintf(f, "    %-22s %s%s%s\n", json_string_value(json_object_get(row, "label")) ?: "?",
+			!strcmp(verdict, "pass") ? "pass: its kernels run there" :
+			!strcmp(verdict, "not_checked") ? "not checked" : "fail: the program's PyTorch runs there",
+			reason ? ": " : "", reason ? reason : "");
+	}
+	json_array_foreach(json_object_get(os, "kernels"), i, row) {
+		const char *why = json_string_value(json_object_get(row, "why"));
+		fprintf(f, "    kernel %-40.40s %s%s%s\n", json_string_value(json_object_get(row, "name")) ?: "?",
+			json_string_value(json_object_get(row, "verdict")) ?: "?", why ? ": " : "", why ? why : "");
+	}
+}
+
 void report_print_program(FILE *f, const json_t *prog)
 {
 	const json_t *sg, *e = json_object_get(prog, "end_to_end"), *a = json_object_get(prog, "amdahl");
@@ -481,6 +509,16 @@ void report_print_program(FILE *f, const json_t *prog)
 			fmt_figure("%.1f%%", json_num(sg, "sol_pct"), b[4]), status, repeat,
 			json_is_true(json_object_get(sg, "used")) ? " (in the program)" : "", why ? ": " : "", why ? why : "");
 	}
+	{
+		const json_t *u = json_object_get(prog, "llm");
+		if (json_is_object(u))
+			fprintf(f, "  model calls: %lld (%lld prompt + %lld completion tokens); one task per subgraph, without "
+				   "merging repeats, would have taken about %lld\n",
+				(long long)json_integer_value(json_object_get(u, "calls")),
+				(long long)json_integer_value(json_object_get(u, "prompt_tokens")),
+				(long long)json_integer_value(json_object_get(u, "completion_tokens")),
+				(long long)json_integer_value(json_object_get(u, "calls_without_merging")));
+	}
 	if (!json_is_true(json_object_get(prog, "finished"))) {
 		fprintf(f, "  not finished: %s\n", json_string_value(json_object_get(prog, "why_unfinished")) ?: "?");
 		return;
@@ -506,6 +544,7 @@ void report_print_program(FILE *f, const json_t *prog)
 		fprintf(f, "  left in PyTorch by the budget: %.1f%% of the eager time; with it at no time at all the parts "
 			   "would give %s\n", 100 * json_num(a, "skipped_share"),
 			fmt_figure("%.2fx", json_num(a, "without_skipped_speedup"), b[2]));
+	print_other_shapes(f, json_object_get(prog, "other_shapes"));
 	if (json_string_value(json_object_get(prog, "composed")))
 		fprintf(f, "  composed program: %s\n", json_string_value(json_object_get(prog, "composed")));
 }

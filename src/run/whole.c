@@ -13,6 +13,7 @@
 #include "../util/fault.h"
 #include "../util/fs.h"
 #include "../util/jsonnum.h"
+#include "shapes.h"
 
 /* At most this many compositions are tried when the whole fails. */
 #define MAX_TRIES 8
@@ -203,6 +204,7 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 	double se = json_num(res, "speedup_eager");
 	static const char *const copied[] = { "kernel_ms", "speedup_eager", "sol_pct", "eager_sol_pct", "roofline_ms" };
 	json_object_set_new(sg, "task_id", json_string(ts->task_id));
+	json_object_set(sg, "usage", json_object_get(res, "usage") ?: json_null());
 	for (size_t k = 0; k < sizeof(copied) / sizeof(copied[0]); k++)
 		json_object_set(sg, copied[k], json_object_get(res, copied[k]) ?: json_null());
 	if (cpu) {
@@ -304,6 +306,58 @@ fail:
 	json_decref(order);
 	json_decref(e2e);
 	return NULL;
+}
+
+/*
+ * The composed program at shapes it was not split at (shapes.c); where it
+ * passed, the program is composed again to run its kernels there too
+ * (plan "checked_shapes"; the parts are those judged at the traced shapes).
+ * -1 on an infrastructure failure.
+ */
+static int other_shapes(struct whole *w, const json_t *rows, const json_t *kernels, json_t *out,
+			const struct whole_opts *wo)
+{
+	char *scratch = fs_join(w->rs->runs_dir, "shapes_check.py");
+	json_t *found = shapes_check(w->rs, &w->eo, w->src, w->plan, w->dir, rows, kernels, scratch,
+				     wo->progress == RUN_QUIET), *plan, *summary;
+	int rc = -1;
+	unlink(scratch);
+	free(scratch);
+	if (!found)
+		return -1;
+	json_object_set_new(out, "other_shapes", found);
+	if (!json_array_size(json_object_get(found, "checked")))
+		return 0;
+	plan = json_deep_copy(w->plan);
+	json_object_set(plan, "checked_shapes", json_object_get(found, "checked"));
+	summary = program_compose(w->src, plan, w->dir, kernels, 1, w->program_py);
+	rc = summary ? 0 : -1;
+	json_decref(summary);
+	json_decref(plan);
+	return rc;
+}
+
+/* The model calls and tokens of the program's tasks, and the calls one
+ * task per subgraph would have taken (each occurrence of a repeated
+ * subgraph at the calls its task took): what merging repeats saved. */
+static json_t *program_usage(const json_t *rows)
+{
+	const json_t *sg;
+	size_t i;
+	long long calls = 0, unmerged = 0, prompt = 0, completion = 0;
+	json_array_foreach(rows, i, sg) {
+		const json_t *u = json_object_get(sg, "usage");
+		long long n = json_integer_value(json_object_get(u, "calls"));
+		if (!u || strcmp(json_string_value(json_object_get(sg, "task")) ?: "",
+				 json_string_value(json_object_get(sg, "file")) ?: ""))
+			continue;	/* a repeat: its task's calls are counted once */
+		calls += n;
+		unmerged += n * (json_integer_value(json_object_get(sg, "occurrences")) ?: 1);
+		prompt += json_integer_value(json_object_get(u, "prompt_tokens"));
+		completion += json_integer_value(json_object_get(u, "completion_tokens"));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I}", "calls", (json_int_t)calls, "prompt_tokens", (json_int_t)prompt,
+			 "completion_tokens", (json_int_t)completion, "calls_without_merging", (json_int_t)unmerged);
 }
 
 /* The whole's end-to-end figures. */
@@ -463,6 +517,7 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	if (paths.n)
 		run_execute(r, 0, wo->progress);
 	kernels = collect_kernels(r, rows, cpu, &unfinished);
+	json_object_set_new(out, "llm", program_usage(rows));
 	if (unfinished) {
 		json_object_set_new(out, "why_unfinished",
 				    json_sprintf("%d subgraph task(s) have not finished (they wait for replies or stopped)",
@@ -484,6 +539,8 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	json_object_set_new(out, "finished", json_true());
 	json_object_set_new(out, "end_to_end", end_to_end(e2e, baseline, w.eo.allow_torch));
 	json_object_set_new(out, "amdahl", whole_amdahl(rows, cpu));
+	if (eval_passed(e2e) && json_object_size(kernels) && other_shapes(&w, rows, kernels, out, wo) < 0)
+		goto bad;
 write:
 	say_if_unchanged(out);
 	if (write_record(r, out) < 0)

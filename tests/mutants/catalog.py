@@ -149,6 +149,12 @@ OWN_MUTANTS = [
     dict(name="composed-ignores-other-shapes", point="models: unseen shapes fall back",
          file="worker/egg_worker/program/compose_runtime.py", find="        if not _egg_traced_shapes(inputs):",
          replace="        if False:", tests=["cli:t78-models"]),
+    dict(name="other-shapes-taken-unjudged", point="models: a shape the whole failed at is not run through kernels",
+         file="src/run/shapes.c", find="	if (eval_passed(res)) {\n		json_array_append(checked,",
+         replace="	if (1) {\n		json_array_append(checked,", tests=["cli:t78-models"]),
+    dict(name="wrong-result-called-specialised", point="models: a kernel's wrong result at another shape",
+         file="src/run/shapes.c", find="	const char *key = wrong_result(res) ? \"wrong\" : \"refuses\";",
+         replace="	const char *key = \"refuses\";", tests=["cli:t78-models"]),
     # Timing and profiling drain the device of other jobs' trials.
     dict(name="timing-beside-other-trials", point="exclusivity: work lock",
          file="worker/egg_worker/locks.py",

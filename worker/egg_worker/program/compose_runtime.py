@@ -9,7 +9,8 @@
 # source. There, Model and nn are the program's own; after this text egg
 # adds the `return` of ModelNew.forward (the plan's output expression over
 # v[NAME]), then _EGG_INPUTS (the program's input names, in get_inputs()
-# order), _EGG_INPUT_SHAPES (their shapes at the split, or None) and
+# order), _EGG_INPUT_SHAPES (their shapes at the split, or None: any shape),
+# _EGG_CHECKED_SHAPES (other shapes the composition passed at) and
 # _EGG_PARTS (each part's name, source, inputs, outputs and
 # parameters). So this file ends inside ModelNew.forward.
 
@@ -64,11 +65,13 @@ def _egg_bind(part, key, tensor):
 
 
 def _egg_traced_shapes(inputs):
-    """Whether the inputs have the shapes the program was split at."""
+    """Whether the inputs have the shapes the program was split at, or
+    shapes egg checked the composition at end to end (_EGG_CHECKED_SHAPES)."""
     if _EGG_INPUT_SHAPES is None:
         return True
-    return all(want is None or (isinstance(x, _egg_torch.Tensor) and list(x.shape) == want)
-               for x, want in zip(inputs, _EGG_INPUT_SHAPES))
+    return any(all(want is None or (isinstance(x, _egg_torch.Tensor) and list(x.shape) == want)
+                   for x, want in zip(inputs, shapes))
+               for shapes in [_EGG_INPUT_SHAPES] + list(_EGG_CHECKED_SHAPES))
 
 
 def _egg_composed_state_hooks(module):

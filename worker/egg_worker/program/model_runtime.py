@@ -180,11 +180,33 @@ def _egg_draw(spec):
     return torch.randn(shape)
 
 
+def _egg_rescaled(x, batch, length):
+    """An input like `x` at another shape (egg's check of a composed module
+    at shapes it was not split at): its first dimension `batch`, and for an
+    input that is not floating point (token ids, a mask) of two or more
+    dimensions its second `length` (None: as it is); drawn anew as `x` was
+    (integers below its largest + 1)."""
+    if not isinstance(x, torch.Tensor) or x.dim() == 0:
+        return x
+    shape = list(x.shape)
+    shape[0] = batch
+    if not x.is_floating_point() and x.dim() >= 2 and length is not None:
+        shape[1] = length
+    if x.dtype == torch.bool:
+        return torch.rand(shape) < 0.5
+    if not x.is_floating_point():
+        return torch.randint(0, int(x.max()) + 1 if x.numel() else 2, shape, dtype=x.dtype)
+    return torch.randn(shape, dtype=x.dtype)
+
+
 def get_inputs():
     spec = EGG_MODEL["inputs"]
     xs = list(_egg_load(spec)()) if isinstance(spec, str) else [_egg_draw(s) for s in spec]
     want = _EGG_DTYPES[EGG_MODEL["dtype"]]
-    return [x.to(want) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
+    xs = [x.to(want) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
+    if EGG_MODEL.get("rescale"):
+        xs = [_egg_rescaled(x, EGG_MODEL["rescale"]["batch"], EGG_MODEL["rescale"]["length"]) for x in xs]
+    return xs
 
 
 def get_init_inputs():

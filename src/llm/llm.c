@@ -402,6 +402,39 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	return rc;
 }
 
+/* How long the up-front check waits for the endpoint's TCP (and TLS)
+ * handshake: a server that is up answers in milliseconds. */
+#define REACH_TIMEOUT_MS 10000L
+
+/*
+ * Before any work: the endpoint takes a connection (curl's CONNECT_ONLY:
+ * TCP, TLS for https, the proxy's tunnel behind one), and no request is
+ * sent, so nothing is paid and no server logs a call.
+ */
+int llm_check_reachable(const struct llm *c)
+{
+	char why[CURL_ERROR_SIZE] = "";
+	CURL *h = curl_easy_init();
+	CURLcode rc;
+	if (!h) {
+		err_set(ERR_INFRA, "cannot initialise libcurl");
+		return -1;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, c->url);
+	curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, REACH_TIMEOUT_MS);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, why);
+	rc = curl_easy_perform(h);
+	curl_easy_cleanup(h);
+	if (rc == CURLE_OK)
+		return 0;
+	err_set(ERR_INFRA, "the LLM endpoint '%s' cannot be reached (%s): check --base-url and that its server runs, "
+		"or use --llm-spool DIR to answer the model's requests yourself", c->cfg->base_url,
+		why[0] ? why : curl_easy_strerror(rc));
+	return -1;
+}
+
 void llm_set_quiet(struct llm *c, int quiet)
 {
 	c->quiet_retries = quiet;

@@ -50,6 +50,12 @@ struct llm_result {
  * resolve (checked up front, before any work; not with cfg->llm_spool). With
  * `use_cache`, replies are read from and written to cfg->cache_dir. */
 struct llm *llm_new(const struct config *cfg, int use_cache);
+/* Whether the endpoint takes a connection now (TCP and TLS, no request
+ * sent: nothing paid); -1 with ERR_INFRA, one line naming the base URL,
+ * when it does not. A run calls it before its first baseline, so that an
+ * unreachable server is said first and at once (not with cfg->llm_spool,
+ * which never uses the network). */
+int llm_check_reachable(const struct llm *c);
 /* Retries that wait (2 s or more, or a call silent that long) print one line
  * each on stderr, naming the attempt, the cause and the wait; quiet: none. */
 void llm_set_quiet(struct llm *c, int quiet);

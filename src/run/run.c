@@ -85,6 +85,11 @@ static struct run *open_common(const struct config *cfg, const struct run_opts *
 	/* A judge-only run asks no model anything. */
 	if ((!o->judge_only && !(r->shared.llm = llm_new(cfg, cfg->cache))) || !(r->shared.store = store_open(cfg->store)))
 		goto fail;
+	/* An endpoint that takes no connection is said before any baseline
+	 * is measured (a spool run never uses the network). The reply cache
+	 * cannot say up front that it holds every reply the run will ask. */
+	if (r->shared.llm && !cfg->llm_spool && llm_check_reachable(r->shared.llm) < 0)
+		goto fail;
 	if (cfg->cache) {
 		dir = fs_join(cfg->store, "eval-cache");
 		r->shared.cache = evcache_open(dir);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# t80-new-user-quiet.sh: what a new user met while egg seemed to do nothing
+# (issue 39, again), on the CPU:
+#  1. an LLM endpoint that takes no connection is said first, in one line
+#     naming its URL (exit 3), before any baseline is measured: egg optimize,
+#     egg optimize --split and egg bench; a spool run never asks it;
+. "$(dirname "$0")/../lib.sh"
+
+T=$SRC/tests/tasks
+PR=$T/programs
+TASK=$T/bias_relu_scale.py
+export EGG_MODEL=mock-model EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
+FAST=(--device cpu --iters 3 --warmup 1 --compile-mode none --no-multi-seed --no-refine --no-hw-tune)
+DEAD=http://127.0.0.1:1/v1
+
+# --- 1. an unreachable endpoint first
+dead_first() { # dead_first LABEL ARGS...: egg ARGS with the dead endpoint, checked
+	local label=$1; shift
+	run_egg "$@" "${FAST[@]}" --base-url "$DEAD"
+	expect_rc 3 "$label with an endpoint that takes no connection fails"
+	check "in one line naming the URL" test "$(wc -l <"$ERR")" -eq 1 -a \
+		"$(grep -c "^egg: error: the LLM endpoint '$DEAD' cannot be reached" "$ERR")" -eq 1
+	check "before any baseline" bash -c "! grep -qi 'baseline' '$ERR'"
+}
+dead_first "egg optimize" optimize "$TASK"
+dead_first "egg optimize --split" optimize --split --min-share 0 "$PR/scaled_mlp.py"
+dead_first "egg bench" bench "$TASK"
+run_egg optimize "$TASK" "${FAST[@]}" --base-url "$DEAD" --llm-spool "$TMP/spool" -q
+expect_rc 4 "a spool run asks the endpoint nothing: its requests wait in the spool"
+
+finish

@@ -4,6 +4,10 @@
 #  1. an LLM endpoint that takes no connection is said first, in one line
 #     naming its URL (exit 3), before any baseline is measured: egg optimize,
 #     egg optimize --split and egg bench; a spool run never asks it;
+#  2. egg split of a program that cannot fit in memory (the same task form
+#     as t79's, inputs of 4 TB) is refused up front like egg eval and egg
+#     optimize refuse it: exit 3, one line saying what it needs, what there
+#     is and what to change (--no-measure, which allocates nothing, splits it);
 . "$(dirname "$0")/../lib.sh"
 
 T=$SRC/tests/tasks
@@ -27,5 +31,21 @@ dead_first "egg optimize --split" optimize --split --min-share 0 "$PR/scaled_mlp
 dead_first "egg bench" bench "$TASK"
 run_egg optimize "$TASK" "${FAST[@]}" --base-url "$DEAD" --llm-spool "$TMP/spool" -q
 expect_rc 4 "a spool run asks the endpoint nothing: its requests wait in the spool"
+
+# --- 2. egg split refuses a program that cannot fit in memory
+cat >"$TMP/huge.py" <<'PY'
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x): return x * 2
+def get_inputs(): return [torch.rand(100_000, 10_000_000)]
+def get_init_inputs(): return []
+PY
+run_egg split --device cpu "$TMP/huge.py" "$TMP/huge"
+expect_rc 3 "egg split of a program too big to measure is refused"
+expect_err "^egg: error: cannot split '.*huge.py': the program needs about [0-9.]+ GB to measure each subgraph's share of its time \\([0-9.]+ GB of inputs.*; [0-9.]+ GB of memory is available on this machine: use smaller sizes in get_inputs or a machine with more memory \\(egg split --no-measure" \
+	"saying what it needs, what there is and what to change"
+check "in one line, no allocator's words" test "$(wc -l <"$ERR")" -eq 1 -a "$(grep -Eci 'allocator|traceback|RuntimeError' "$ERR")" -eq 0
+run_egg split --device cpu --no-measure "$TMP/huge.py" "$TMP/huge"
+expect_rc 0 "with --no-measure (a trace on the meta device) it splits"
 
 finish

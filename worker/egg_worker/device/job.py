@@ -11,7 +11,7 @@ import time
 
 from .. import progress
 from ..children import spawn, sweep_orphans
-from ..failures import InfraError, InputError, lost_if_killed
+from ..failures import InfraError, InputError, TooBig, lost_if_killed
 from ..locks import device_lock, occupancy
 from ..proto import ChannelClosed, Deadline
 from ..taskload import TaskError, task_file
@@ -50,6 +50,26 @@ def run_size(ctx: dict, job: dict) -> dict:
         got["need_bytes"] = sizes.need_bytes(got)
         cache[key] = got
     return dict(cache[key])
+
+
+def refuse_if_too_big(ctx: dict, job: dict, processes: int, subject: str, what: str, fix: str) -> None:
+    """A job of `processes` processes each holding the task (sizes.need_bytes)
+    that cannot fit in its device's memory is refused before anything of it
+    is allocated (TooBig: running it again will not help, so the advice says
+    what would: `fix`, before which the CPU's advice names a machine and the
+    GPU's a device with more memory). On the CPU the memory available shrinks
+    with other jobs; a GPU's is all it has."""
+    size = run_size(ctx, job)
+    need = sizes.need_bytes(size, processes) if size.get("input_bytes") is not None else None
+    device = job["device"]
+    have = sizes.available_host_bytes() if device == "cpu" else ctx.get("memory_bytes", {}).get(device)
+    if need and have and need > have:
+        where = "is available on this machine" if device == "cpu" else f"is all {device} has"
+        more = "a machine with more memory" if device == "cpu" else "a device with more memory"
+        raise TooBig(f"the {subject} needs about {sizes.gb(need)} {what} ({sizes.gb(size['input_bytes'])} of "
+                     f"inputs, {sizes.gb(size.get('output_bytes'))} of outputs, "
+                     f"{sizes.gb(size.get('param_bytes'))} of parameters); {sizes.gb(have)} of memory {where}: "
+                     f"{fix.format(more=more)}")
 
 
 def run_calibrate(ctx: dict, job: dict) -> dict:

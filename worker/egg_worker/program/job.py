@@ -10,6 +10,7 @@ import time
 
 from .. import progress
 from ..children import spawn
+from ..device.job import refuse_if_too_big
 from ..failures import InfraError, InputError, lost_if_killed
 from ..locks import device_lock, occupancy
 from ..logs import trim
@@ -28,6 +29,12 @@ def run_split(ctx: dict, job: dict) -> dict:
         path = task_file(scratch, job["task_source"])
         s_job = {"task_path": path, "task_source": job["task_source"], "device": job["device"],
                  "measure": job["measure"], "iters": job["iters"], "name": job["name"]}
+        if job["measure"]:
+            # Measuring builds the program for real on the device and runs
+            # it (the trace alone allocates nothing: the meta device).
+            refuse_if_too_big(ctx, job, 1, "program", "to measure each subgraph's share of its time",
+                              "use smaller sizes in get_inputs or {more} (egg split --no-measure only traces it, "
+                              "allocating nothing)")
         progress.step("split: tracing the program" + (" and measuring its parts" if job["measure"] else ""))
         with occupancy(job, alone=job["measure"]), (device_lock(job) if job["measure"] else
                                                      contextlib.nullcontext()):

@@ -25,9 +25,8 @@ import time
 
 from .. import faults, progress, sandbox
 from ..children import OUTSIDE_KILLS, Child, spawn, sweep_orphans
-from ..device import sizes
-from ..device.job import run_size
-from ..failures import InfraError, InputError, JobLost, TooBig, lost_if_killed
+from ..device.job import refuse_if_too_big
+from ..failures import InfraError, InputError, JobLost, lost_if_killed
 from ..locks import DeviceWork, device_lock, occupancy
 from ..logs import trim
 from ..messages import Cmd, Event
@@ -170,21 +169,12 @@ def _gb(n) -> str:
 
 def _refuse_if_too_big(ctx: dict, job: dict, processes: int = 2) -> None:
     """An evaluation (processes=2) or a baseline (1) that cannot fit in
-    memory is refused before anything of it is allocated (TooBig: running
-    it again will not help, so the advice says what would). On the CPU the
-    memory available shrinks with other jobs; a GPU's is all it has."""
-    size = run_size(ctx, job)
-    need = sizes.need_bytes(size, processes) if size.get("input_bytes") is not None else None
-    device = job["device"]
-    have = sizes.available_host_bytes() if device == "cpu" else ctx.get("memory_bytes", {}).get(device)
-    if need and have and need > have:
-        where = "is available on this machine" if device == "cpu" else f"is all {device} has"
-        what = "to evaluate" if processes == 2 else "to time its baselines"
-        fix = ("use smaller sizes in get_inputs, a machine with more memory, or fewer jobs at once"
-               if device == "cpu" else "use smaller sizes in get_inputs or a device with more memory")
-        raise TooBig(f"the task needs about {sizes.gb(need)} {what} ({sizes.gb(size['input_bytes'])} of "
-                     f"inputs, {sizes.gb(size.get('output_bytes'))} of outputs, "
-                     f"{sizes.gb(size.get('param_bytes'))} of parameters); {sizes.gb(have)} of memory {where}: {fix}")
+    memory is refused before anything of it is allocated
+    (device.job.refuse_if_too_big)."""
+    what = "to evaluate" if processes == 2 else "to time its baselines"
+    fix = ("use smaller sizes in get_inputs, {more}, or fewer jobs at once" if job["device"] == "cpu"
+           else "use smaller sizes in get_inputs or {more}")
+    refuse_if_too_big(ctx, job, processes, "task", what, fix)
 
 
 def run_eval(ctx: dict, job: dict) -> dict:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../eval/eval.h"
+#include "../util/beat.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -79,13 +80,17 @@ static void print_human(const json_t *r)
 }
 
 /* A long evaluation (a full-size task on the CPU interpreter) says what it
- * is doing once it has run this long; quicker ones print nothing. */
-#define PROGRESS_AFTER_S 10.0
-
-static void print_progress(void *arg, const char *step, double elapsed_s)
+ * is doing once it has run BEAT_S, then at most every BEAT_S while it
+ * lasts (util/beat.h); quicker ones print nothing. `label` is the job's
+ * name ("baseline", "kernel"). */
+static void progress_for(struct eval_opts *o, struct beat *b, const char *label)
 {
-	if (elapsed_s >= PROGRESS_AFTER_S)
-		fprintf(stderr, "egg: %s, %.0f s: %s\n", (const char *)arg, elapsed_s, step);
+	*b = (struct beat)BEAT_INIT;
+	b->out = stderr;
+	b->label = label;
+	beat_begin(b, label, BEAT_S);
+	o->progress = beat_progress;
+	o->progress_arg = b;
 }
 
 /* `egg eval TASK.py`: eager and torch.compile times, the roofline bound
@@ -93,14 +98,14 @@ static void print_progress(void *arg, const char *step, double elapsed_s)
 static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts *o)
 {
 	struct buf task = BUF_INIT;
+	struct beat beat;
 	json_t *b;
 	int code;
 	if (fs_read(ctx->args.v[0], &task) < 0)
 		return err_report();
 	if (!ctx->json) {
 		fprintf(stderr, "egg: measuring the baselines of '%s' on %s...\n", ctx->args.v[0], ctx->device);
-		o->progress = print_progress;
-		o->progress_arg = "baseline";
+		progress_for(o, &beat, "baseline");
 	}
 	b = eval_baseline(w, o, buf_str(&task));
 	buf_release(&task);
@@ -158,6 +163,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 	const struct opt *tables[] = { eval_flag_options(&ef, EVAL_FLAGS_EVAL), own, NULL };
 	struct buf task = BUF_INIT, kernel = BUF_INIT;
 	struct worker *w = NULL;
+	struct beat beat;
 	json_t *baseline = NULL, *res = NULL;
 	char *cache_dir = NULL;
 	int code;
@@ -188,19 +194,19 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		code = baseline_only(&ctx, w, &o);
 		goto out;
 	}
-	if (!ctx.json) {
+	if (!ctx.json)
 		fprintf(stderr, "egg: evaluating '%s' on %s...\n", ctx.args.v[1], ctx.device);
-		o.progress = print_progress;
-	}
 	if (!no_baseline && o.timing) {
-		o.progress_arg = "baseline";
+		if (!ctx.json)
+			progress_for(&o, &beat, "baseline");
 		baseline = eval_baseline(w, &o, buf_str(&task));
 		if (!baseline) {
 			code = err_report();
 			goto out;
 		}
 	}
-	o.progress_arg = "kernel";
+	if (!ctx.json)
+		progress_for(&o, &beat, "kernel");
 	res = eval_candidate(w, &o, buf_str(&task), buf_str(&kernel), baseline);
 	if (!res) {
 		code = err_report();

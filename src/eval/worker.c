@@ -61,7 +61,12 @@ struct worker {
 	long retries;		/* jobs run again after a lost worker */
 	worker_progress_fn progress;	/* told the job's progress lines, or NULL */
 	void *progress_arg;
+	double said_s, said_ms;	/* the job's seconds in its last progress line, and when it came */
 };
+
+/* How often a call with a progress function ticks it while the worker is
+ * silent (worker.h): the caller's heartbeat needs no thread of its own. */
+#define TICK_MS 1000
 
 const char *worker_device_kind(const char *device)
 {
@@ -131,9 +136,13 @@ static int read_line(struct worker *w, struct buf *line, double deadline, int *t
 			*timed_out = 1;
 			return -1;
 		}
+		if (w->progress && left > TICK_MS)
+			left = TICK_MS;
 		r = poll(&pfd, 1, (int)(left > 60000 ? 60000 : left) + 1);
 		if (r < 0 && errno != EINTR)
 			return -1;
+		if (r == 0 && w->progress)
+			w->progress(w->progress_arg, NULL, w->said_s + (time_mono_ms() - w->said_ms) / 1000);
 		if (r <= 0)
 			continue;
 		n = read(w->proc.out, chunk, sizeof(chunk));
@@ -230,8 +239,10 @@ static int read_reply(struct worker *w, struct buf *line, double deadline, int *
 			json_decref(obj);
 			return 0;
 		}
+		w->said_s = json_number_value(json_object_get(obj, "elapsed_s"));
+		w->said_ms = time_mono_ms();
 		if (w->progress)
-			w->progress(w->progress_arg, step, json_number_value(json_object_get(obj, "elapsed_s")));
+			w->progress(w->progress_arg, step, w->said_s);
 		json_decref(obj);
 		buf_reset(line);
 	}
@@ -259,6 +270,8 @@ json_t *worker_call(struct worker *w, json_t *request, double timeout_ms)
 	const char *kind;
 
 	w->lost = 0;
+	w->said_s = 0;
+	w->said_ms = time_mono_ms();
 	if (!w->running && worker_start(w) < 0) {
 		w->lost = 1;
 		return NULL;

@@ -38,7 +38,10 @@ long worker_retries(const struct worker *w);
  * Progress of the job in hand: the worker says what step it is in at each
  * phase boundary and repeats it every 30 s while the step lasts; `fn` gets
  * the step ("correctness trial 2/5") and the seconds since the job began,
- * on the calling thread, during worker_call. NULL: ignored.
+ * on the calling thread, during worker_call. While the worker says nothing
+ * (starting it included) `fn` is also ticked once a second with step NULL
+ * and the job's seconds (its last line's, plus the time since it came), so
+ * that a caller can repeat a line (util/beat.h). NULL: ignored.
  */
 typedef void (*worker_progress_fn)(void *arg, const char *step, double elapsed_s);
 void worker_set_progress(struct worker *w, worker_progress_fn fn, void *arg);

@@ -12,6 +12,7 @@
 #include "../agents/decisions.h"
 #include "../agents/facts.h"
 #include "../profile/profile.h"
+#include "../util/beat.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -73,17 +74,18 @@ static void progress(struct pipe *p, const char *stage, const char *fmt, ...)
 struct evaluating {
 	struct pipe *p;
 	const struct cand *c;
+	struct beat beat;
 };
 
 /* Only an evaluation that takes long says what it is doing (a full-size
- * task on the CPU interpreter: minutes per trial). */
-#define EVAL_PROGRESS_AFTER_S 20.0
-
+ * task on the CPU interpreter: minutes per trial): after BEAT_S, its step,
+ * then a line at most every BEAT_S while it lasts (util/beat.h). */
 static void eval_progress(void *arg, const char *step_text, double elapsed_s)
 {
 	struct evaluating *ev = arg;
-	if (elapsed_s >= EVAL_PROGRESS_AFTER_S)
-		progress(ev->p, ev->c->stage, "%s: %s (%.0f s)", ev->c->id, step_text, elapsed_s);
+	if (beat_due(&ev->beat, step_text, elapsed_s) != BEAT_NONE)
+		progress(ev->p, ev->c->stage, "%s: %s (%.0f s)", ev->c->id, beat_step(&ev->beat),
+			 beat_seconds(&ev->beat));
 }
 
 /* Evaluates c's source; NULL (and p->stop) on an infrastructure failure. */
@@ -107,7 +109,7 @@ static json_t *evaluate(struct pipe *p, const struct cand *c)
 {
 	double t0 = time_mono_ms(), t1;
 	struct pool_slot *slot;
-	struct evaluating ev = { p, c };
+	struct evaluating ev = { p, c, BEAT_INIT };
 	struct eval_opts o = p->env->eval;
 	json_t *res;
 	if (store_broken(p))
@@ -116,6 +118,7 @@ static json_t *evaluate(struct pipe *p, const struct cand *c)
 	t1 = time_mono_ms();
 	o.progress = eval_progress;
 	o.progress_arg = &ev;
+	beat_begin(&ev.beat, "evaluating", BEAT_S);
 	res = eval_candidate(slot->worker, &o, p->env->task_source, c->source, p->env->baseline);
 	pool_release(p->env->pool, slot);
 	p->wait_ms += t1 - t0;

@@ -1,10 +1,11 @@
-/* test_util.c: unit tests for buf, strvec, template, hash, secrets, options and atomic writes. */
+/* test_util.c: unit tests for buf, strvec, template, hash, secrets, options, atomic writes and progress beats. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../../src/util/opt.h"
+#include "../../src/util/beat.h"
 #include "../../src/util/buf.h"
 #include "../../src/util/err.h"
 #include "../../src/util/fs.h"
@@ -186,8 +187,58 @@ static void test_suggest(void)
 	CHECK(suggest_distance("kitten", 6, "sitting", 7) == 3, "the edit distance of the textbook pair");
 }
 
+/* A phase's progress lines, on a clock the test gives: a new step at once,
+ * the same one again at most every BEAT_S, ticks in between silent; a
+ * held phase says nothing before its hold; a next job's clock goes on. */
+static void test_beat(void)
+{
+	struct beat b = BEAT_INIT;
+	char line[256];
+	FILE *f;
+	int said = 0;
+	beat_begin(&b, "measuring the baselines", 0);
+	CHECK(beat_due(&b, NULL, 1) == BEAT_NONE, "a tick 1 s in says nothing (the start line was said)");
+	CHECK(beat_due(&b, "baseline: loading", 2) == BEAT_NEW, "a new step is said at once");
+	CHECK(beat_due(&b, "baseline: loading", 5) == BEAT_NONE, "the same step again 3 s later is not");
+	for (double t = 6; t < 12; t += 1)
+		said += beat_due(&b, NULL, t) != BEAT_NONE;
+	CHECK(said == 0, "ticks once a second less than 10 s after the line say nothing (%d)", said);
+	CHECK(beat_due(&b, NULL, 12) == BEAT_AGAIN && !strcmp(beat_step(&b), "baseline: loading"),
+	      "10 s after the last line the step is repeated");
+	said = 0;
+	for (double t = 12; t <= 62; t += 0.5)
+		said += beat_due(&b, NULL, t) != BEAT_NONE;
+	CHECK(said == 5, "a step that lasts 50 s more gets a line every 10 s (%d)", said);
+	CHECK(beat_due(&b, NULL, 2) == BEAT_NONE && beat_seconds(&b) == 64, "a next job's seconds go on (%g)",
+	      beat_seconds(&b));
+	beat_begin(&b, "evaluating", BEAT_S);
+	CHECK(beat_due(&b, "trial 1/5", 5) == BEAT_NONE, "a held phase's step before the hold is not said");
+	CHECK(beat_due(&b, NULL, 9.5) == BEAT_NONE, "nor a tick");
+	CHECK(beat_due(&b, NULL, 10) == BEAT_AGAIN && !strcmp(beat_step(&b), "trial 1/5"),
+	      "at the hold the step in hand is said");
+	CHECK(beat_due(&b, "trial 2/5", 12) == BEAT_NEW, "after it every new step is");
+	f = tmpfile();
+	b = (struct beat)BEAT_INIT;
+	b.out = f;
+	b.label = "split";
+	beat_begin(&b, "starting the eval worker", 0);
+	beat_progress(&b, "split: tracing the program", 3);
+	beat_progress(&b, NULL, 8);
+	beat_progress(&b, NULL, 13);
+	rewind(f);
+	CHECK(fgets(line, sizeof(line), f) && !strcmp(line, "egg: split, 3 s: tracing the program\n"),
+	      "beat_progress says the step without repeating its label: %s", line);
+	CHECK(fgets(line, sizeof(line), f) && !strcmp(line, "egg: split, 13 s: tracing the program\n"),
+	      "and again 10 s later: %s", line);
+	CHECK(!fgets(line, sizeof(line), f), "and nothing else");
+	fclose(f);
+	b.out = NULL;
+	beat_progress(&b, "split: measuring", 20);	/* quiet: nothing, no crash */
+}
+
 void suite_util(void)
 {
+	test_beat();
 	test_relative();
 	test_suggest();
 	test_stale_temps();

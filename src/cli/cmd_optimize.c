@@ -9,6 +9,7 @@
 #include "../run/run.h"
 #include "../run/whole.h"
 #include "../store/store.h"
+#include "../util/beat.h"
 #include "../util/hash.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -121,6 +122,17 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	const json_t *e;
 	int code, unchanged;
 	char *again = resume ? NULL : go_on_with(ctx, ro->config);
+	struct beat beat = BEAT_INIT;
+	/* The program's own jobs (the split, its baselines, the composed
+	 * program's evaluation) say each step and a line at least every
+	 * BEAT_S; the subgraph tasks have the run's board. */
+	if (!quiet && !ctx->json) {
+		beat.out = stderr;
+		beat.label = "the program";
+		beat_begin(&beat, "starting the eval worker", 0);
+		ro->eo.progress = beat_progress;
+		ro->eo.progress_arg = &beat;
+	}
 	ro->workers_per_device = 2;
 	ro->po.skip_eager_at_sol = 1;
 	run = resume || again ? run_resume(&ctx->cfg, ro, resume ? resume : again) : run_open(&ctx->cfg, ro);

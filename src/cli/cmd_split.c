@@ -6,6 +6,7 @@
 
 #include "../program/program.h"
 #include "../store/store.h"
+#include "../util/beat.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -57,6 +58,7 @@ int cmd_split(const struct command *self, int argc, char **argv)
 	struct model_flags mf = { 0 };
 	const struct opt *tables[] = { own, model_flag_options(&mf), NULL };
 	struct eval_opts o;
+	struct beat beat = BEAT_INIT;
 	struct buf task = BUF_INIT;
 	struct worker *w = NULL;
 	json_t *plan = NULL;
@@ -80,6 +82,17 @@ int cmd_split(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	eval_opts_init(&o, ctx.device);
+	if (!ctx.json) {
+		/* Tracing and measuring a large program takes a minute: say so,
+		 * then each step, and a line at least every BEAT_S (beat.h). */
+		fprintf(stderr, "egg: splitting '%s' on %s: tracing it%s\n", program, ctx.device,
+			no_measure ? "" : ", then measuring each subgraph's share of its eager time");
+		beat.out = stderr;
+		beat.label = "split";
+		beat_begin(&beat, "starting the eval worker", 0);
+		o.progress = beat_progress;
+		o.progress_arg = &beat;
+	}
 	w = cmd_start_worker(&ctx);
 	plan = program_split(w, &o, program, buf_str(&task), !no_measure, ctx.args.v[1]);
 	if (!plan) {

@@ -176,7 +176,9 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
 	}
 	req = json_pack("{s:s, s:s, s:f}", "op", "calibrate", "device", o->device, "timeout_s", 300.0);
 	json_object_set_new(req, "lock", o->lock ? json_string(o->lock) : json_null());
+	worker_set_progress(w, o->progress, o->progress_arg);
 	res = worker_call_retry(w, req, 420000);
+	worker_set_progress(w, NULL, NULL);
 	json_decref(req);
 	if (res) {
 		json_object_set_new(calibrations, key, json_deep_copy(res));

@@ -24,7 +24,9 @@ json_t *program_split(struct worker *w, const struct eval_opts *o, const char *t
 	json_object_set_new(req, "iters", json_integer(5));
 	json_object_set_new(req, "name", json_string(strrchr(task_path, '/') ? strrchr(task_path, '/') + 1 : task_path));
 	json_object_set_new(req, "timeout_s", json_real(SPLIT_TIMEOUT_MS / 1000 - 60));
+	worker_set_progress(w, o->progress, o->progress_arg);
 	plan = worker_call_retry(w, req, SPLIT_TIMEOUT_MS);
+	worker_set_progress(w, NULL, NULL);
 	json_decref(req);
 	if (!plan)
 		return NULL;

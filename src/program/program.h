@@ -24,7 +24,9 @@
  * writes each subgraph's task file and plan.json into `dir` (created).
  * Returns the plan (owned, without the files' texts), or NULL: ERR_INPUT
  * when the program cannot be split (the message names the construct and
- * its line), ERR_INFRA when the worker failed.
+ * its line), ERR_INFRA when the worker failed (ERR_NO_MEMORY: measuring it
+ * cannot fit in the device's memory, refused up front). o->progress, when
+ * set, is told the split's steps (tracing, measuring) and its ticks.
  */
 json_t *program_split(struct worker *w, const struct eval_opts *o, const char *task_path, const char *task_source,
 		      int measure, const char *dir);

@@ -12,6 +12,7 @@
 #include "../agents/agents.h"
 #include "../report/report.h"
 #include "../store/store.h"
+#include "../util/beat.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -289,8 +290,8 @@ static void *progress_thread(void *arg)
 				drawn = 0;
 				for (const char *p = buf_str(&out); *p; p++)
 					drawn += *p == '\n';
-			} else if (finished_now != reported || elapsed - last_plain >= 15 || stop) {
-				/* Plain lines: the summary line only, on change or every 15 s. */
+			} else if (finished_now != reported || elapsed - last_plain >= BEAT_S || stop) {
+				/* Plain lines: the summary line only, on change or every BEAT_S. */
 				fprintf(stderr, "%.*s", (int)(strchr(buf_str(&out), '\n') - buf_str(&out) + 1), buf_str(&out));
 				last_plain = elapsed;
 				reported = finished_now;

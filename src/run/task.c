@@ -8,6 +8,7 @@
 
 #include "../agents/context.h"
 #include "../pipeline/table.h"
+#include "../util/beat.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
@@ -96,6 +97,24 @@ static void progress(void *ctx, const char *stage, const char *text)
 	pthread_mutex_unlock(&s->rc->mu);
 	if (s->rc->print_progress)
 		fprintf(stderr, "egg: [%s] %s\n", stage, text);
+}
+
+/* The baseline phase's lines (egg optimize): what it does when it starts,
+ * each step of the worker's, and a line at least every BEAT_S while one
+ * lasts (util/beat.h). */
+struct baseline_say {
+	struct sink_ctx *sc;
+	struct beat beat;
+};
+
+static void baseline_progress(void *arg, const char *step, double job_s)
+{
+	struct baseline_say *b = arg;
+	char text[256];
+	if (beat_due(&b->beat, step, job_s) == BEAT_NONE)
+		return;
+	snprintf(text, sizeof(text), "%s (%.0f s)", beat_step(&b->beat), beat_seconds(&b->beat));
+	progress(b->sc, "baseline", text);
 }
 
 static json_t *failure(const char *task, const char *why);
@@ -502,6 +521,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 {
 	struct buf task = BUF_INIT, existing_src = BUF_INIT;
 	struct sink_ctx sc = { rc, ts };
+	struct baseline_say say = { &sc, BEAT_INIT };
 	struct recorder_sink sink = { sink_call, sink_candidate, sink_profile, sink_decision, sink_step, &sc };
 	struct task_work w = { rc, ts, NULL, rc->eo, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	struct pool_slot *slot;
@@ -536,12 +556,28 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		finish(rc, ts, TASK_STOPPED, "infra", failure(ts->path, err_msg()));
 		goto out;
 	}
+	/* The task's own progress lines, not whatever its run's options carry. */
+	w.eo.progress = NULL;
+	w.eo.progress_arg = NULL;
+	if (rc->print_progress) {
+		char *what = xasprintf("measuring the baselines (eager, torch.compile) of '%s' on %s", ts->path,
+				       w.eo.device);
+		progress(&sc, "baseline", what);
+		beat_begin(&say.beat, what, 0);
+		free(what);
+		w.eo.progress = baseline_progress;
+		w.eo.progress_arg = &say;
+	}
 	slot = pool_acquire(rc->pool, ts->device);
+	worker_set_progress(slot->worker, w.eo.progress, w.eo.progress_arg);	/* the worker's start */
 	facts = eval_device_facts(slot->worker, w.eo.device);
+	worker_set_progress(slot->worker, NULL, NULL);
 	if (facts)
 		pool_set_memory(rc->pool, ts->device, eval_device_budget(facts, w.eo.device));
 	baseline = facts ? eval_baseline(slot->worker, &w.eo, buf_str(&task)) : NULL;
 	pool_release(rc->pool, slot);
+	w.eo.progress = NULL;
+	w.eo.progress_arg = NULL;
 	if (!baseline) {
 		enum err_kind k = err_kind();
 		finish_on_error(rc, ts, k, failure(ts->path, err_msg()));

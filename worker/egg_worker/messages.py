@@ -155,10 +155,11 @@ class Event:
     OOM = "oom"                  # reference or baseline: out of memory
     TASK_ERROR = "task_error"    # reference or baseline: the task itself is unusable
     SPLIT = "split"              # the split process: the plan, or why there is none
+    SPLIT_STEP = "split_step"    # the split process: a step starts (tracing, measuring)
 
     ALL = frozenset({LOADED, READY, PREPARED, OUTPUTS, COMPARED, TRIALS_DONE, TASK_FLAGS, WARM, CALIBRATED,
                      TIMED, GUARDED, VERIFIED, STATS, READY_TO_TIME, BASELINE, FAIL, HARNESS_ERROR, OOM,
-                     TASK_ERROR, SPLIT})
+                     TASK_ERROR, SPLIT, SPLIT_STEP})
 
 
 def check_internal(obj: dict) -> None:

@@ -14,6 +14,7 @@ from ..device.job import refuse_if_too_big
 from ..failures import InfraError, InputError, lost_if_killed
 from ..locks import device_lock, occupancy
 from ..logs import trim
+from ..messages import Event
 from ..proto import ChannelClosed, Deadline
 from ..taskload import task_file
 
@@ -35,12 +36,16 @@ def run_split(ctx: dict, job: dict) -> dict:
             refuse_if_too_big(ctx, job, 1, "program", "to measure each subgraph's share of its time",
                               "use smaller sizes in get_inputs or {more} (egg split --no-measure only traces it, "
                               "allocating nothing)")
-        progress.step("split: tracing the program" + (" and measuring its parts" if job["measure"] else ""))
+        progress.step("split: starting the split's process")
         with occupancy(job, alone=job["measure"]), (device_lock(job) if job["measure"] else
                                                      contextlib.nullcontext()):
             c = spawn(split.child, "split", os.path.join(scratch, "split.log"), s_job)
+            deadline = time.monotonic() + float(job["timeout_s"])
             try:
-                got = c.ch.recv(time.monotonic() + float(job["timeout_s"]))
+                got = c.ch.recv(deadline)
+                while got.get("event") == Event.SPLIT_STEP:  # the split's own steps, as it starts each
+                    progress.step(f"split: {str(got.get('step'))[:150]}")
+                    got = c.ch.recv(deadline)
             except (Deadline, ChannelClosed, ValueError):
                 lost_if_killed(c)
                 raise InfraError(f"the split process {c.describe_exit()}", trim(c.log_tail(3000), 3000)) from None

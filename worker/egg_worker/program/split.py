@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import traceback
 
+from ..messages import Event
 from ..taskload import TaskError, load_task
 from .measure import measure_shares
 from .partition import partition
@@ -28,13 +29,16 @@ from .write_tasks import write_plan
 
 
 def split(task, task_path: str, task_source: str, device: str, measure: bool, iters: int,
-          name: str | None = None) -> dict:
-    """The plan of a program: its subgraphs (with their task files) in order."""
+          name: str | None = None, say=lambda step: None) -> dict:
+    """The plan of a program: its subgraphs (with their task files) in order;
+    `say` is told each step as it starts (egg's progress lines)."""
+    say("tracing the program")
     model, inputs, real = program_on_meta(task)
     gm, values, input_index = traced(model, inputs, task, task_path, real)
     groups, kinds = partition(gm, values)
     plan = write_plan(gm, groups, kinds, values, input_index, name or task_path, task_source)
     if measure:
+        say(f"measuring each subgraph's share of the program's eager time on {device}")
         measure_shares(task, plan, gm, groups, device, iters)
     merge_repeats(plan)
     for sg in plan["subgraphs"]:
@@ -49,7 +53,7 @@ def child(ch, job: dict) -> None:
     try:
         task = load_task(job["task_path"], "egg_task_split")
         plan = split(task, job["task_path"], job["task_source"], job["device"], job["measure"], job["iters"],
-                     job["name"])
+                     job["name"], lambda step: ch.send({"event": Event.SPLIT_STEP, "step": step}))
         ch.send({"event": "split", "plan": plan})
     except (SplitError, TaskError) as e:
         ch.send({"event": "split", "error": str(e), "input": True})

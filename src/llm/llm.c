@@ -41,6 +41,7 @@ struct llm {
 	pthread_cond_t slot_free;	/* the concurrency cap (cfg->llm_concurrency) */
 	int in_flight;
 	int quiet_retries;		/* no retry notices on stderr (llm_set_quiet) */
+	int wait_notices;		/* a call that lasts says so (llm_set_wait_notices) */
 	struct wire wire;		/* under lock */
 };
 
@@ -184,6 +185,9 @@ struct http_reply {
 	double last_byte_ms;	/* monotonic time of the last byte received */
 	double stall_ms;
 	int stalled;
+	/* A wait's notices (llm_set_wait_notices): the call's start and its last line. */
+	const char *model;
+	double start_ms, said_ms;
 };
 
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)
@@ -241,16 +245,25 @@ double llm_parse_retry_after(const char *value)
 	return secs > 0 ? secs : 0;
 }
 
+/* A call that lasts says so at most this often (llm_set_wait_notices). */
+#define WAIT_NOTICE_MS 10000.0
+
 /* Abort a transfer that received no byte for the stall timeout. curl's own
  * low-speed check averages over several seconds; this one is exact. */
 static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
 	struct http_reply *r = ctx;
-	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	if (time_mono_ms() - r->last_byte_ms > r->stall_ms) {
+	double now = time_mono_ms();
+	(void)dltotal, (void)ultotal, (void)ulnow;
+	if (now - r->last_byte_ms > r->stall_ms) {
 		r->stalled = 1;
 		return 1;
+	}
+	if (r->model && now - r->said_ms >= WAIT_NOTICE_MS) {
+		r->said_ms = now;
+		fprintf(stderr, "egg: LLM call to %s, %.0f s: waiting for the reply (%lld bytes so far)\n", r->model,
+			(now - r->start_ms) / 1000, (long long)dlnow);
 	}
 	return 0;
 }
@@ -286,8 +299,9 @@ static CURLcode http_post(const struct llm *c, const char *body, double timeout_
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_ms > 1 ? timeout_ms : 1));
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
-	r->last_byte_ms = time_mono_ms();
+	r->last_byte_ms = r->start_ms = r->said_ms = time_mono_ms();
 	r->stall_ms = c->cfg->stall_timeout_s * 1000;
+	r->model = c->wait_notices ? c->cfg->model : NULL;
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
@@ -438,6 +452,11 @@ int llm_check_reachable(const struct llm *c)
 void llm_set_quiet(struct llm *c, int quiet)
 {
 	c->quiet_retries = quiet;
+}
+
+void llm_set_wait_notices(struct llm *c, int on)
+{
+	c->wait_notices = on;
 }
 
 /* Retries say so once they are no longer a blip: a wait of RETRY_NOTICE_MS
@@ -602,7 +621,7 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 		max_tokens = w.max_output;
 	body = request_body(c, req, &w, max_tokens);
 	for (int attempt = 1; attempt <= cfg->max_attempts; attempt++) {
-		struct http_reply r = { 0, BUF_INIT, -1, 0, 0, 0, 0 };
+		struct http_reply r = { 0, BUF_INIT, -1, 0, 0, 0, 0, NULL, 0, 0 };
 		double now = time_mono_ms(), t0, wait;
 		CURLcode cc;
 		int retry = 0;

@@ -59,6 +59,10 @@ int llm_check_reachable(const struct llm *c);
 /* Retries that wait (2 s or more, or a call silent that long) print one line
  * each on stderr, naming the attempt, the cause and the wait; quiet: none. */
 void llm_set_quiet(struct llm *c, int quiet);
+/* on: a call that lasts prints a line on stderr every 10 s while it waits
+ * ("egg: LLM call to MODEL, 20 s: waiting for the reply (N bytes so far)"):
+ * one task's run (egg optimize), whose lines are its only progress. */
+void llm_set_wait_notices(struct llm *c, int on);
 /* The largest output limit a retry may ask for: the model family's
  * published one or what the server said it accepts; 0 when not known. */
 long llm_output_ceiling(struct llm *c);

@@ -342,6 +342,8 @@ void run_execute(struct run *r, int jobs, enum run_progress progress)
 	r->quiet = progress != RUN_BOARD;
 	if (r->shared.llm)
 		llm_set_quiet(r->shared.llm, progress == RUN_QUIET);
+	if (r->shared.llm)
+		llm_set_wait_notices(r->shared.llm, progress == RUN_EVENTS);
 	r->t0 = time_mono_ms();
 	r->done_flag = 0;
 	if (progress == RUN_BOARD)

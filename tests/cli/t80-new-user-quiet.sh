@@ -12,7 +12,8 @@
 #     stderr only: egg optimize's baselines, egg split's trace and
 #     measurement, egg optimize --split's split; -q and --json say none of
 #     it. The repeat at least every 10 s while a phase lasts is the unit
-#     suite's (util: test_beat, on a clock the test gives), not timed here.
+#     suite's (util: test_beat, on a clock the test gives), not timed here;
+#  4. a model that takes 12 s to answer: the wait says so after 10 s.
 . "$(dirname "$0")/../lib.sh"
 
 T=$SRC/tests/tasks
@@ -94,6 +95,19 @@ check "egg optimize --split says it traces, then measures, then the program's ba
 	"^egg: the program, [0-9]+ s: split: tracing the program$" \
 	"^egg: the program, [0-9]+ s: split: measuring each subgraph's share" \
 	"^egg: the program, [0-9]+ s: baseline: loading"
+
+# A model that takes its time (a reply after 12 s): the wait says so every
+# 10 s. The server's delay is a lower bound, so the line is due whatever
+# the machine's speed.
+python3 - "$SRC/tests/pipeline/seed1_fixed.py" >"$TMP/slow.json" <<'PY'
+import json, sys
+print(json.dumps([{"match": ["mode: seed"], "delay": 12, "wrap": "python", "reply_file": sys.argv[1]}]))
+PY
+start_mock "$TMP/slow.json"
+EGG_STORE=$TMP/store-slow run_egg optimize "${FAST[@]}" --seeds 1 --no-cache "$TASK"
+expect_rc 0 "egg optimize with a model that answers after 12 s"
+expect_err "^egg: LLM call to mock-model, 1[0-9] s: waiting for the reply \\([0-9]+ bytes so far\\)$" \
+	"the wait for the reply says so after 10 s"
 stop_mock
 
 finish

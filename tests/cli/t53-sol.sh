@@ -78,14 +78,15 @@ expect_out "^roofline: +3.0000 ms \(compute-bound: 100 GFLOP at 33.3 TFLOP/s fp3
 expect_out "^eager: +1.0000 ms +300.0% of the roofline bound" "and eager's %SOL"
 
 # A long evaluation in the pipeline says what it is doing, as the task's
-# progress (the fake worker says it has run 12 s, then 41.5 s).
+# progress (the fake worker says it has run 3 s, 12 s, then 41.5 s).
 export EGG_STORE=$TMP/store-progress
 start_mock "$SRC/tests/pipeline/sol.json"
 FAKEWORKER_PROGRESS=1 run_egg optimize --device cuda --worker-cmd "$FAKE" --seeds 1 --no-refine --no-hw-tune "$TASK"
 expect_rc 0 "a run whose evaluations report progress"
 expect_err "^egg: \[seed\] seed1: timing: 1 warm-up calls, 5 timed calls \(42 s\)$" \
-	"a step past 20 s is shown with the candidate and its time"
-check "a step before 20 s is not" sh -c "! grep -q 'correctness trial 2/5' '$ERR'"
+	"a step past 10 s is shown with the candidate and its time"
+expect_err "^egg: \[seed\] seed1: correctness trial 2/5 \(12 s\)$" "the one at 12 s too (no 10 s go unsaid)"
+check "a step before 10 s is not" sh -c "! grep -q 'correctness trial 1/5' '$ERR'"
 
 # The reports: %SOL per task and its distribution, in text, CSV and HTML.
 export EGG_STORE=$TMP/store3

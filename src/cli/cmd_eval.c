@@ -88,7 +88,7 @@ static void progress_for(struct eval_opts *o, struct beat *b, const char *label)
 	*b = (struct beat)BEAT_INIT;
 	b->out = stderr;
 	b->label = label;
-	beat_begin(b, label, BEAT_S);
+	beat_begin(b, label, BEAT_HOLD_S);
 	o->progress = beat_progress;
 	o->progress_arg = b;
 }

@@ -118,7 +118,7 @@ static json_t *evaluate(struct pipe *p, const struct cand *c)
 	t1 = time_mono_ms();
 	o.progress = eval_progress;
 	o.progress_arg = &ev;
-	beat_begin(&ev.beat, "evaluating", BEAT_S);
+	beat_begin(&ev.beat, "evaluating", BEAT_HOLD_S);
 	res = eval_candidate(slot->worker, &o, p->env->task_source, c->source, p->env->baseline);
 	pool_release(p->env->pool, slot);
 	p->wait_ms += t1 - t0;

@@ -25,7 +25,9 @@ enum beat_line beat_due(struct beat *b, const char *step, double job_s)
 		if (now >= b->hold_s)
 			kind = BEAT_NEW;
 	}
-	if (kind == BEAT_NONE && now >= b->hold_s && now - b->said_s >= BEAT_S)
+	/* Repeats; a held phase's first line when its hold ends. */
+	if (kind == BEAT_NONE && now >= b->hold_s &&
+	    (now - b->said_s >= BEAT_S - BEAT_TICK_S || (b->hold_s > 0 && b->said_s == 0)))
 		kind = BEAT_AGAIN;
 	if (kind != BEAT_NONE)
 		b->said_s = now;

@@ -4,8 +4,13 @@
 
 #include <stdio.h>
 
-/* The most seconds a phase that lasts goes without a line. */
+/* The most seconds a phase that lasts goes without a line. Ticks come
+ * once a second (BEAT_TICK_S), so a repeat is due a tick early; a held
+ * phase (an evaluation: a quick one says nothing) speaks after BEAT_HOLD_S,
+ * leaving room for the time before its job began. */
 #define BEAT_S 10.0
+#define BEAT_TICK_S 1.0
+#define BEAT_HOLD_S 7.0
 
 /*
  * One phase's lines (a baseline, a split, an evaluation): the caller tells

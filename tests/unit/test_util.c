@@ -200,21 +200,21 @@ static void test_beat(void)
 	CHECK(beat_due(&b, NULL, 1) == BEAT_NONE, "a tick 1 s in says nothing (the start line was said)");
 	CHECK(beat_due(&b, "baseline: loading", 2) == BEAT_NEW, "a new step is said at once");
 	CHECK(beat_due(&b, "baseline: loading", 5) == BEAT_NONE, "the same step again 3 s later is not");
-	for (double t = 6; t < 12; t += 1)
+	for (double t = 6; t < 11; t += 1)
 		said += beat_due(&b, NULL, t) != BEAT_NONE;
-	CHECK(said == 0, "ticks once a second less than 10 s after the line say nothing (%d)", said);
-	CHECK(beat_due(&b, NULL, 12) == BEAT_AGAIN && !strcmp(beat_step(&b), "baseline: loading"),
-	      "10 s after the last line the step is repeated");
+	CHECK(said == 0, "ticks once a second less than 9 s after the line say nothing (%d)", said);
+	CHECK(beat_due(&b, NULL, 11) == BEAT_AGAIN && !strcmp(beat_step(&b), "baseline: loading"),
+	      "9 s after the last line (a tick early: never 10 s without one) the step is repeated");
 	said = 0;
-	for (double t = 12; t <= 62; t += 0.5)
+	for (double t = 11.5; t <= 62; t += 0.5)
 		said += beat_due(&b, NULL, t) != BEAT_NONE;
-	CHECK(said == 5, "a step that lasts 50 s more gets a line every 10 s (%d)", said);
+	CHECK(said == 5, "a step that lasts 50 s more gets a line every 9 s (%d)", said);
 	CHECK(beat_due(&b, NULL, 2) == BEAT_NONE && beat_seconds(&b) == 64, "a next job's seconds go on (%g)",
 	      beat_seconds(&b));
-	beat_begin(&b, "evaluating", BEAT_S);
+	beat_begin(&b, "evaluating", BEAT_HOLD_S);
 	CHECK(beat_due(&b, "trial 1/5", 5) == BEAT_NONE, "a held phase's step before the hold is not said");
-	CHECK(beat_due(&b, NULL, 9.5) == BEAT_NONE, "nor a tick");
-	CHECK(beat_due(&b, NULL, 10) == BEAT_AGAIN && !strcmp(beat_step(&b), "trial 1/5"),
+	CHECK(beat_due(&b, NULL, 6.5) == BEAT_NONE, "nor a tick");
+	CHECK(beat_due(&b, NULL, 7) == BEAT_AGAIN && !strcmp(beat_step(&b), "trial 1/5"),
 	      "at the hold the step in hand is said");
 	CHECK(beat_due(&b, "trial 2/5", 12) == BEAT_NEW, "after it every new step is");
 	f = tmpfile();

@@ -2,14 +2,15 @@
 # overlap.sh: a task's wall time with a model that takes a fixed time per
 # reply, on the CPU (issue "Faster per task": overlap of independent calls).
 #
-#   bash bench/overlap.sh EGG_BIN [DELAY_S [full|clean [FLAGS...]]]
+#   bash bench/overlap.sh EGG_BIN [DELAY_S [full|clean|repair [FLAGS...]]]
 #
 # Runs `egg optimize` on tests/tasks/bias_relu_scale.py with the scripted
 # replies of tests/pipeline/full.json (full: a broken seed repaired, a second
 # seed, a refinement, a malformed reply retried, three tuning stages: 14
 # calls; clean: the same without the repair and the malformed reply, the
 # method's plain path of 2 seeds, 2 refinement plans, 1 refined kernel and
-# 3 x 2 tuning calls: 11 calls), each reply delayed DELAY_S seconds (default
+# 3 x 2 tuning calls: 11 calls; repair: clean with the broken seed and its
+# diagnosis and repair: 13 calls), each reply delayed DELAY_S seconds (default
 # 5), and a stand-in worker
 # (tests/mock/fakeworker.py) whose evaluations take no time, so that the
 # wall time is the model's: the longest chain of calls that wait on each
@@ -24,12 +25,13 @@ python3 - tests/pipeline/full.json "$delay" "$tmp/script.json" "$kind" <<'PY'
 import json, os, sys
 s = json.load(open(sys.argv[1]))
 base = os.path.dirname(os.path.abspath(sys.argv[1]))
-if sys.argv[4] == "clean":
-    s = [e for e in s if "Role: debug agent" not in e.get("match", []) and "mode: repair" not in " ".join(e.get("match", []))
-         and not e.get("reply", "").startswith("I think")]
+if sys.argv[4] in ("clean", "repair"):
+    s = [e for e in s if not e.get("reply", "").startswith("I think")]
     for e in s:
         if "could not be used" in e.get("match", []):
             e["match"].remove("could not be used")
+if sys.argv[4] == "clean":
+    s = [e for e in s if "Role: debug agent" not in e.get("match", []) and "mode: repair" not in " ".join(e.get("match", []))]
     for e in s:
         if e.get("reply_file") == "seed1_broken.py":
             e["reply_file"] = "seed1_fixed.py"

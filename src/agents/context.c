@@ -20,6 +20,30 @@ static const struct {
 	{ "4090", 82.6, 82.6, 165, 1.0 }, { "A10", 31.2, 62.5, 125, 0.6 }, { "L4", 30.3, 60, 121, 0.3 },
 };
 
+/* What egg's own Triton matrix products reached at calibration (the
+ * calibration's "practical"), onto `t`; nothing without a figure. */
+static void practical_text(struct buf *t, const json_t *p)
+{
+	static const struct {
+		const char *scheme, *words;
+	} schemes[] = {
+		{ "fp32_ieee", "fp32 on the FMA units (ieee)" }, { "fp32_tf32x3", "fp32 as tf32x3" },
+		{ "fp32_presplit", "fp32 as the pre-split TF32 scheme" }, { "tf32", "plain TF32" }, { "bf16", "bf16" },
+	};
+	const json_t *rates = json_object_get(p, "flops_s");
+	int n = 0;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		double r = json_num(rates, schemes[i].scheme);
+		if (!(r > 0))
+			continue;
+		buf_addf(t, "%s%s %.1f", n++ ? ", " : "; egg's own Triton matrix products reach ", schemes[i].words,
+			 r / 1e12);
+	}
+	if (n)
+		buf_addf(t, " TFLOP/s here (%lld^3, measured: what a Triton kernel of that kind can expect)",
+			 json_integer_value(json_object_get(p, "size")));
+}
+
 /* The device text, with the measured peaks of `cal` (the worker's
  * calibration) when there is one, else the data-sheet peaks of a known GPU:
  * never both, so that a prompt does not state two different peaks. */
@@ -32,7 +56,9 @@ static char *device_text(const json_t *facts, const char *device, const json_t *
 			       "GPU, but times are CPU times: the interpreter runs each program instance in Python, so "
 			       "fewer, larger blocks run faster. No hardware counters. The interpreter has no GPU driver: "
 			       "@triton.autotune and triton.testing.do_bench fail there, so choose one configuration "
-			       "yourself.");
+			       "yourself. The interpreter (Triton 3.6) cannot compute on bf16 values: arithmetic on them "
+			       "gives NaN or an error and tl.dot reads their bits as integers; convert bf16 data to fp32 "
+			       "right after tl.load and back with .to(tl.bfloat16) only in tl.store (fp16 works).");
 	name = json_string_value(json_object_get(facts, "name")) ?: "unknown GPU";
 	buf_addf(&t, "%s (%s), compute capability %s, %lld SMs", name, device,
 		 json_string_value(json_object_get(facts, "compute_capability")) ?: "?",
@@ -53,6 +79,7 @@ static char *device_text(const json_t *facts, const char *device, const json_t *
 			     "and BF16 %.0f TFLOP/s (tensor cores), memory bandwidth %.2g TB/s",
 			 json_num(cal, "fp32_flops_s") / 1e12, json_num(cal, "tf32_flops_s") / 1e12,
 			 json_num(cal, "bf16_flops_s") / 1e12, json_num(cal, "bandwidth_bytes_s") / 1e12);
+		practical_text(&t, json_object_get(cal, "practical"));
 	} else {
 		for (size_t i = 0; i < sizeof(peaks) / sizeof(peaks[0]); i++)
 			if (strstr(name, peaks[i].name)) {

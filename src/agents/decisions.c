@@ -31,6 +31,7 @@ static const struct {
 	[DEC_NO_PLAN] = { "no_plan", "{candidate} unchanged: no usable plan came back" },
 	[DEC_NO_CHANGE] = { "no_change", "{candidate} unchanged: no change needed here ({bottleneck})" },
 	[DEC_NOT_WORTH] = { "not_worth", "{candidate} unchanged: judged not worth optimizing ({bottleneck})" },
+	[DEC_RULE_NO_CHANGE] = { "rule_no_change", "{candidate} unchanged: {says}" },
 	[DEC_NO_KERNEL] = { "no_kernel", "{candidate} unchanged: no usable kernel came back" },
 	[DEC_UNCHANGED] = { "unchanged", "{candidate} unchanged: the new code was the same code" },
 	[DEC_INVALID] = { "invalid", "{candidate} failed its checks after {repairs} repair(s)" },

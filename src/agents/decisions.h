@@ -26,6 +26,8 @@ enum decision_kind {
 	DEC_NO_PLAN,		/* candidate */
 	DEC_NO_CHANGE,		/* candidate, bottleneck: the profile agent answered "change": "no" */
 	DEC_NOT_WORTH,		/* candidate, bottleneck: it answered "worth_optimizing": "no" */
+	DEC_RULE_NO_CHANGE,	/* candidate, rule, says, figures (text), and each figure read: a rule on the
+				 * profile decided (pipeline/ask.h); no call was made */
 	DEC_NO_KERNEL,		/* candidate */
 	DEC_UNCHANGED,		/* candidate: the code agent returned the same code */
 	DEC_INVALID,		/* candidate, repairs */

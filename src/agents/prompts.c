@@ -59,6 +59,16 @@ const struct prompt_template prompt_templates[P_COUNT] = {
 	  "{plan}\n\nFix exactly this problem; keep everything else.\n\n"
 	  "Reference:\n```python\n{task}\n```\n\nBroken kernel:\n```python\n{kernel}\n```\n\n" KERNEL_RULES },
 
+	{ P_CODE_COMBINE, "code.combine",
+	  "You are the code agent of egg. Role: code agent, mode: hardware tuning (combining changes).\n" DEVICE_FACTS,
+	  "Stage objective: {objective}\nConstraints: {rules}\n\n"
+	  "Decisions so far: {decisions}\n\n"
+	  "The tuning stages each changed the same kernel side by side, and each change below was measured faster "
+	  "than that kernel on its own. The current kernel is the fastest of them ({timing}). Bring the other "
+	  "changes into it:\n\n{changes}\n"
+	  "Keep what the current kernel does and add those changes; change nothing else.\n\n"
+	  "Reference:\n```python\n{task}\n```\n\nCurrent kernel:\n```python\n{kernel}\n```\n\n" KERNEL_RULES },
+
 /* The tuning stages' reply: a plan, or "no" when the stage has nothing to
  * change (the kernel is then kept and no new one is written). */
 #define TUNE_REPLY \

@@ -9,6 +9,7 @@ enum prompt_id {
 	P_CODE_REFINE,
 	P_CODE_TUNE,
 	P_CODE_REPAIR,
+	P_CODE_COMBINE,		/* tuning changes made side by side, brought into one kernel */
 	P_PROFILE_REFINE,
 	P_PROFILE_MAPPING,
 	P_PROFILE_TILING,

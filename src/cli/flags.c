@@ -147,6 +147,11 @@ const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 		  "the task's existing kernel (--existing, TASK.existing.py) is seed 1; the model writes the others" },
 		{ "stop-at-sol", 0, OPT_DOUBLE, &f->stop_at_sol, "PCT",
 		  "stop a task once its best kernel reaches PCT% of the roofline bound (default 85; 0: never)" },
+		{ "sequential-tuning", 0, OPT_FLAG, &f->sequential_tuning, NULL,
+		  "the tuning stages one after the other, each on the last one's kernel (the paper's order; default: "
+		  "side by side on the same kernel, winning changes combined)" },
+		{ "ask-every-stage", 0, OPT_FLAG, &f->ask_every_stage, NULL,
+		  "ask the model in every tuning stage, also where a rule on the profile says there is nothing to change" },
 		{ "quiet", 'q', OPT_FLAG, &f->quiet, NULL, "no progress lines" },
 		OPT_TABLE_END,
 	};
@@ -189,6 +194,8 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 	po->single_agent = f->single_agent;
 	po->seed_from_existing = f->seed_from_existing;
 	po->profile = !f->no_profile;
+	po->tuning_together = !f->sequential_tuning;
+	po->ask_always = f->ask_every_stage;
 	if (f->stages) {
 		char *list = xstrdup(f->stages), *save = NULL, names[64];
 		memset(po->stage_on, 0, sizeof(po->stage_on));
@@ -216,12 +223,14 @@ json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipelin
 	for (int s = 0; s < STAGE_COUNT; s++)
 		if (stages[s].tuning && po->stage_on[s])
 			json_array_append_new(stages_on, json_string(stages[s].name));
-	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b, s:f}",
+	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b, s:f, "
+			 "s:b, s:b}",
 			 "seeds", po->seeds, "seed_repairs", po->seed_repairs, "repairs", po->repairs, "refine",
 			 po->refine, "tuning_stages", stages_on, "single_agent", po->single_agent, "top_k", po->top_k,
 			 "profile", po->profile, "trials", eo->trials, "iters", eo->iters, "warmup", eo->warmup,
 			 "precision", eo->precision, "compile_mode", eo->compile_mode, "clock", eo->clock, "timeout_s", eo->timeout_s,
-			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth, "stop_at_sol", po->stop_at_sol);
+			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth, "stop_at_sol", po->stop_at_sol,
+			 "tuning_together", po->tuning_together, "ask_every_stage", po->ask_always);
 }
 
 

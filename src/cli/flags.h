@@ -42,6 +42,7 @@ struct pipeline_flags {
 	double max_cost;
 	double stop_at_sol;	/* NAN: not given */
 	int seed_from_existing;
+	int sequential_tuning, ask_every_stage;
 	int quiet;
 };
 

@@ -9,6 +9,7 @@
 void cand_free(struct cand *c)
 {
 	free(c->source);
+	free(c->plan);
 	json_decref(c->eval);
 	json_decref(c->profile);
 	free(c);

@@ -17,6 +17,7 @@ struct cand {
 	char parent[128];
 	const char *stage;
 	char *source;
+	char *plan;		/* the profile agent's plan it was written from (JSON text), or NULL */
 	json_t *eval;
 	json_t *profile;
 	double ms;		/* INFINITY when not valid */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../agents/decisions.h"
+#include "ask.h"
 #include "../agents/facts.h"
 #include "../profile/profile.h"
 #include "../util/beat.h"
@@ -32,6 +33,7 @@ void pipeline_opts_init(struct pipeline_opts *o)
 	o->top_k = 1;
 	o->profile = 1;
 	o->stop_at_sol = 85;
+	o->tuning_together = 1;
 }
 
 int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv, int iters)
@@ -177,6 +179,7 @@ static const char *const decision_log[DEC_KIND_COUNT] = {
 	[DEC_NO_PLAN] = "{candidate} kept: the profile agent gave no usable plan",
 	[DEC_NO_CHANGE] = "{candidate} kept as is: nothing to change in this stage ({bottleneck})",
 	[DEC_NOT_WORTH] = "{candidate} kept as is: not worth optimizing ({bottleneck})",
+	[DEC_RULE_NO_CHANGE] = "{candidate} kept as is without a call: the {rule} rule decided ({says}: {figures_text})",
 	[DEC_NO_KERNEL] = "{candidate} kept: no usable kernel",
 	[DEC_UNCHANGED] = "{candidate} kept: the code agent returned it unchanged (nothing to evaluate)",
 	[DEC_INVALID] = "{candidate} rejected: invalid after {repairs} repair(s)",
@@ -459,7 +462,8 @@ static void check_sol(struct pipe *p, const char *after)
 		return;
 	skipped = json_array();
 	for (int s = stage_by_name(after)->id + 1; s < STAGE_COUNT; s++) {
-		if ((s == STAGE_REFINE && !p->o->refine) || (stages[s].tuning && !p->o->stage_on[s]))
+		if ((s == STAGE_REFINE && !p->o->refine) || (stages[s].tuning && !p->o->stage_on[s]) ||
+		    s == STAGE_COMBINE)
 			continue;
 		json_array_append_new(skipped, json_string(stages[s].name));
 		calls += planned_calls(p, s);
@@ -695,6 +699,29 @@ static int same_code(const char *a, const char *b)
 }
 
 /*
+ * Whether a rule on the parent's profile decides stage `st` without the
+ * model (ask.h): then the decision is recorded with the figures it read and
+ * the calls it saved, and 1 is returned.
+ */
+static int rule_decides(struct pipe *p, const struct stage *st, struct cand *parent)
+{
+	json_t *figures, *v;
+	struct buf text = BUF_INIT;
+	const char *metric;
+	const struct ask_rule *r = ask_decided(st->id, profile(p, parent), &figures);
+	if (!r)
+		return 0;
+	json_object_foreach(figures, metric, v)
+		buf_addf(&text, "%s%s %.2f", text.len ? ", " : "", metric, json_real_value(v));
+	progress(p, st->name, "%s kept: the %s rule decided without a call", parent->id, r->name);
+	decide(p, st->name, DEC_RULE_NO_CHANGE,
+	       json_pack("{s:s, s:s, s:s, s:s, s:o, s:i}", "candidate", parent->id, "rule", r->name, "says", r->says,
+			 "figures_text", buf_str(&text), "figures", figures, "calls_saved", p->o->single_agent ? 1 : 2));
+	buf_release(&text);
+	return 1;
+}
+
+/*
  * One improvement of `parent` in stage `st` (refinement or a tuning stage):
  * the profile agent reads the parent's metrics and writes a plan, the code
  * agent applies it, the result is validated (with repairs), and it is
@@ -712,6 +739,10 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	struct cand *c, *accepted = NULL;
 	int better;
 
+	if (st->tuning && !p->o->ask_always && rule_decides(p, st, parent)) {
+		free(timing);
+		return NULL;
+	}
 	metrics = agents_metrics_text(profile(p, parent), st->focus, 4,
 				      json_integer_value(json_object_get(parent->eval, "triton_launches")));
 	decisions = st->sees_decisions ? decisions_prompt_text(p->decisions) : xstrdup("none yet");
@@ -758,6 +789,7 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	}
 	if (!(c = new_cand(p, id, parent->id, st->name, src)))
 		goto out;
+	c->plan = plan ? xstrdup(plan) : NULL;
 	validate(p, c, p->o->repairs, st->step_kind);
 	if (!c->valid) {
 		if (!p->stop)
@@ -835,6 +867,205 @@ static void run_tuning(struct pipe *p, const struct stage *st)
 	stage_row(p, st);
 }
 
+/*
+ * Brings the changes of `others` (each accepted on its own against the same
+ * parent as `best`, in another tuning stage) into `best`, the fastest of
+ * them: one code call, validated, and kept only when faster than `best` by
+ * the acceptance rule. Returns the kept candidate, or NULL.
+ */
+static struct cand *combine(struct pipe *p, struct cand *best, struct cand *const *others, int nothers,
+			    const char *id)
+{
+	const struct stage *st = &stages[STAGE_COMBINE];
+	struct prompt_vars v = { 0 };
+	struct buf changes = BUF_INIT;
+	enum agent_outcome oc;
+	char *timing = agents_timing_text(p->env->baseline, p->env->eval.device, best->ms),
+	     *decisions = decisions_prompt_text(p->decisions), *src;
+	struct cand *c, *kept = NULL;
+	double sol = json_num(best->eval, "sol_pct");
+	int better;
+
+	if (p->o->stop_at_sol > 0 && !isnan(sol) && sol >= p->o->stop_at_sol) {
+		decide(p, st->name, DEC_NOT_REFINED_AT_SOL, json_pack("{s:s, s:f, s:f}", "candidate", best->id, "sol_pct",
+									sol, "threshold_pct", p->o->stop_at_sol));
+		goto out;
+	}
+	for (int i = 0; i < nothers; i++) {
+		const struct stage *from = stage_by_name(others[i]->stage);
+		buf_addf(&changes, "%d. %s (its kernel ran %.4f ms). The plan it applied (JSON):\n%s\nIts kernel:\n"
+				   "```python\n%s\n```\n\n", i + 1, from ? from->title : others[i]->stage, others[i]->ms,
+			 others[i]->plan ?: "(none recorded)", others[i]->source);
+	}
+	prompt_set(&v, "objective", st->objective);
+	prompt_set(&v, "rules", st->rules);
+	prompt_set(&v, "decisions", decisions);
+	prompt_set(&v, "timing", timing);
+	prompt_set(&v, "changes", buf_str(&changes));
+	prompt_set(&v, "kernel", best->source);
+	progress(p, st->name, "combining %s with %d other change(s)", best->id, nothers);
+	src = code_call(p, st->code_prompt, &v, st->name, id, &oc);
+	if (!src) {
+		if (!stop_for(p, oc, st->name, best->id))
+			decide(p, st->name, DEC_NO_KERNEL, about(best->id));
+		goto out;
+	}
+	if (same_code(src, best->source)) {
+		decide(p, st->name, DEC_UNCHANGED, about(best->id));
+		free(src);
+		goto out;
+	}
+	if (!(c = new_cand(p, id, best->id, st->name, src)))
+		goto out;
+	validate(p, c, p->o->repairs, st->step_kind);
+	if (!c->valid) {
+		if (!p->stop)
+			decide(p, st->name, DEC_INVALID, json_pack("{s:s, s:i}", "candidate", c->id, "repairs", p->o->repairs));
+		goto out;
+	}
+	better = pipeline_faster(c->ms, c->cv, best->ms, best->cv, p->env->eval.iters);
+	if (better && !timing_confirmed(p, c))
+		goto out;
+	step(p, c, "selection", 1, better, better ? "faster than its parent" : "not faster than its parent");
+	decide(p, st->name, better ? DEC_ACCEPTED : DEC_NOT_FASTER,
+	       json_pack("{s:s, s:f, s:f}", "candidate", c->id, "kernel_ms", c->ms, "parent_ms", best->ms));
+	if (better)
+		kept = c;
+out:
+	buf_release(&changes);
+	free(decisions);
+	free(timing);
+	return kept;
+}
+
+/* The combination of one pool member's winning tuning changes, on a branch. */
+struct combine_line {
+	struct cand *best;
+	struct cand *others[STAGE_COUNT];
+	int nothers;
+	char id[128];
+	struct cand *kept;
+	struct pipe *b;
+};
+
+static void combine_line_run(struct pipe *b, void *arg)
+{
+	struct combine_line *l = arg;
+	l->kept = combine(b, l->best, l->others, l->nothers, l->id);
+}
+
+/*
+ * The tuning stages side by side (the default): each stage's profile agent
+ * reads the same kernel, so their plans do not wait for one another; each
+ * plan's kernel is written, validated and judged against that kernel beside
+ * the others, on branches joined in stage order (the records and the
+ * outcome do not depend on which finished first). Each stage's row is the
+ * best kernel once its candidates are counted. When more than one stage's
+ * change wins for a kernel, one more code call brings them together
+ * (combine), kept only when faster again. With --top-k, every pool member
+ * gets all of this.
+ */
+static void run_tuning_together(struct pipe *p)
+{
+	const struct stage *on[STAGE_COUNT];
+	struct tune_line lines[8 * STAGE_COUNT];
+	struct combine_line combos[8];
+	struct cand *next[8 + 8 * STAGE_COUNT + 8];
+	int nst = 0, n = 0, nnext = 0, ncombos = 0, npool = p->npool;
+
+	memset(lines, 0, sizeof(lines));
+	memset(combos, 0, sizeof(combos));
+	for (int s = 0; s < STAGE_COUNT; s++)
+		if (stages[s].tuning && p->o->stage_on[s])
+			on[nst++] = &stages[s];
+	if (!nst)
+		return;
+	/* Every line reads its parent's profile (and a rule may decide on it):
+	 * taken once here, before the lines share the parent. */
+	for (int i = 0; i < npool; i++) {
+		next[nnext++] = p->pool[i];
+		profile(p, p->pool[i]);
+	}
+	for (int j = 0; j < nst; j++)
+		for (int i = 0; i < npool; i++, n++) {
+			lines[n].st = on[j];
+			lines[n].parent = p->pool[i];
+			if (npool > 1)
+				snprintf(lines[n].id, sizeof(lines[n].id), "%s.k%d", on[j]->name, i + 1);
+			else
+				snprintf(lines[n].id, sizeof(lines[n].id), "%s", on[j]->name);
+			lines[n].b = pipe_fork(p);
+			branch_start(lines[n].b, tune_line_run, &lines[n]);
+		}
+	for (int k = 0; k < n; k++)
+		branch_wait(lines[k].b);
+	for (int k = 0; k < n; k++) {
+		pipe_join(p, lines[k].b);
+		if (lines[k].accepted)
+			next[nnext++] = lines[k].accepted;
+		if ((k + 1) % npool == 0) {
+			/* The stage's row: the best once its candidates count. */
+			struct cand *upto[8 + 8 * STAGE_COUNT];
+			memcpy(upto, next, (size_t)nnext * sizeof(*upto));
+			set_pool(p, upto, nnext);
+			stage_row(p, lines[k].st);
+		}
+	}
+	/* More than one stage won for a kernel: bring the changes together. */
+	for (int i = 0; i < npool && !p->stop; i++) {
+		struct combine_line *c = &combos[ncombos];
+		for (int k = i; k < n; k += npool) {
+			struct cand *a = lines[k].accepted;
+			if (!a)
+				continue;
+			if (!c->best || a->ms < c->best->ms) {
+				if (c->best)
+					c->others[c->nothers++] = c->best;
+				c->best = a;
+			} else
+				c->others[c->nothers++] = a;
+		}
+		if (!c->nothers) {
+			memset(c, 0, sizeof(*c));
+			continue;
+		}
+		if (npool > 1)
+			snprintf(c->id, sizeof(c->id), "%s.k%d", stages[STAGE_COMBINE].name, i + 1);
+		else
+			snprintf(c->id, sizeof(c->id), "%s", stages[STAGE_COMBINE].name);
+		c->b = pipe_fork(p);
+		branch_start(c->b, combine_line_run, c);
+		ncombos++;
+	}
+	for (int k = 0; k < ncombos; k++)
+		branch_wait(combos[k].b);
+	for (int k = 0; k < ncombos; k++) {
+		pipe_join(p, combos[k].b);
+		if (combos[k].kept)
+			next[nnext++] = combos[k].kept;
+	}
+	set_pool(p, next, nnext);
+	if (ncombos)
+		stage_row(p, &stages[STAGE_COMBINE]);
+}
+
+/* The decisions a rule made without a call, as the result's rule_skips. */
+static json_t *rule_skips(const json_t *decisions)
+{
+	json_t *out = json_array();
+	const json_t *d;
+	size_t i;
+	json_array_foreach(decisions, i, d) {
+		if (strcmp(json_string_value(json_object_get(d, "kind")) ?: "", decision_name(DEC_RULE_NO_CHANGE)))
+			continue;
+		json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O, s:O}", "stage", json_object_get(d, "stage"),
+						     "rule", json_object_get(d, "rule"), "candidate",
+						     json_object_get(d, "candidate"), "calls_saved",
+						     json_object_get(d, "calls_saved"), "figures", json_object_get(d, "figures")));
+	}
+	return out;
+}
+
 int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out)
 {
 	struct pipe *p = xcalloc(1, sizeof(*p));
@@ -850,11 +1081,14 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 	if (!p->npool && !p->stop)
 		decide(p, "seed", DEC_NO_VALID_SEED, NULL);
 	check_sol(p, o->refine && !seeds_at_sol ? "refine" : "seed");
-	for (int s = 0; s < STAGE_COUNT && p->npool && !p->stop && !p->at_sol; s++)
+	if (o->tuning_together && p->npool && !p->stop && !p->at_sol)
+		run_tuning_together(p);
+	for (int s = 0; s < STAGE_COUNT && !o->tuning_together && p->npool && !p->stop && !p->at_sol; s++)
 		if (stages[s].tuning && o->stage_on[s]) {
 			run_tuning(p, &stages[s]);
 			check_sol(p, stages[s].name);
 		}
+	out->rule_skips = rule_skips(p->decisions);
 	out->llm_chain = p->chain;
 	out->llm_s = env->agents->used.llm_ms / 1000;
 	out->eval_s = p->eval_ms / 1000;
@@ -881,5 +1115,6 @@ void pipeline_result_clear(struct pipeline_result *r)
 	json_decref(r->eval);
 	json_decref(r->stage_rows);
 	json_decref(r->sol_stop);
+	json_decref(r->rule_skips);
 	memset(r, 0, sizeof(*r));
 }

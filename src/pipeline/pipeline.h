@@ -21,6 +21,10 @@ struct pipeline_opts {
 	int profile;		/* profile with ncu before refinement and tuning */
 	double stop_at_sol;	/* stop once the best kernel is at this % of the roofline bound (85; 0: never) */
 	int seed_from_existing;	/* the task's existing kernel, when it passes, is seed 1 */
+	int tuning_together;	/* the tuning stages improve the same kernel side by side, and the changes that
+				 * win are combined (1); 0 (--sequential-tuning): one after the other, as the
+				 * paper orders them */
+	int ask_always;		/* --ask-every-stage: no rule on the profile skips a tuning stage's call (ask.h) */
 	int skip_eager_at_sol;	/* a task whose PyTorch eager already runs at stop_at_sol is not optimized
 				 * (the subgraphs of a whole program: egg optimize --split) */
 };
@@ -61,6 +65,8 @@ struct pipeline_result {
 	double llm_s;		/* waiting for LLM replies (not cached), summed over concurrent calls */
 	double eval_s;		/* evaluating and profiling, summed over concurrent jobs */
 	double device_wait_s;	/* waiting for a worker of the task's device, summed likewise */
+	json_t *rule_skips;	/* the tuning stages a rule on the profile decided without a call (ask.h):
+				 * [{stage, rule, candidate, calls_saved, figures: {metric: value}}] (owned) */
 	json_t *sol_stop;	/* the early stop at the speed of light, or NULL (owned):
 				 * {after_stage, sol_pct, threshold_pct, skipped_stages, skipped_calls_est,
 				 *  tokens_per_call, tokens_saved_est} */

@@ -37,6 +37,14 @@ const struct stage stages[STAGE_COUNT] = {
 	  "Keep the grid and the BLOCK sizes fixed. A gain under 2% or an unstable one is reverted.",
 	  { "memory_stall_pct", "dram_throughput_pct", "l2_hit_rate_pct", NULL },
 	  P_PROFILE_MEMORY, SCHEMA_PROFILE_TUNE, P_CODE_TUNE, "tune", 1, 1 },
+	/* Not a stage of its own in the method: when the tuning stages run side
+	 * by side on the same kernel and more than one of them wins, one code
+	 * call brings their changes together (no profile agent: the plans are
+	 * the ones that won). */
+	{ STAGE_COMBINE, "combine", "Combined tuning",
+	  "Bring together the tuning changes that were each measured faster on their own into one kernel.",
+	  "Keep every change the current kernel has; add the other changes as they were made; keep the algorithm.",
+	  { NULL }, P_CODE_COMBINE, 0, P_CODE_COMBINE, "tune", 1, 0 },
 };
 
 const char *stage_tuning_names(const char *sep, char *out, size_t n)

@@ -14,6 +14,7 @@ enum stage_id {
 	STAGE_MAPPING,
 	STAGE_TILING,
 	STAGE_MEMORY,
+	STAGE_COMBINE,		/* the tuning changes that each won side by side, in one kernel (pipeline.c) */
 	STAGE_COUNT,
 };
 

@@ -74,6 +74,33 @@ static const char *not_finished_why(const json_t *r, enum task_status ts)
 	return ts == TASK_RUNNING ? "egg stopped while it ran (resume the run)" : "it has not started";
 }
 
+/* What each rule on the profile saved (pipeline/ask.h), over every task,
+ * finished or not: [{rule, stage, decided, calls_saved}] in the order met. */
+static json_t *rules_saved(const json_t *rows)
+{
+	json_t *out = json_array();
+	const json_t *r, *skip;
+	size_t i, j, k;
+	json_array_foreach(rows, i, r)
+		json_array_foreach(json_object_get(r, "rule_skips"), j, skip) {
+			const char *rule = json_string_value(json_object_get(skip, "rule")) ?: "?";
+			json_t *agg = NULL, *a;
+			json_array_foreach(out, k, a)
+				if (!strcmp(json_string_value(json_object_get(a, "rule")), rule))
+					agg = a;
+			if (!agg) {
+				agg = json_pack("{s:s, s:O, s:i, s:i}", "rule", rule, "stage", json_object_get(skip, "stage"),
+						"decided", 0, "calls_saved", 0);
+				json_array_append_new(out, agg);
+			}
+			json_object_set_new(agg, "decided", json_integer(json_integer_value(json_object_get(agg, "decided")) + 1));
+			json_object_set_new(agg, "calls_saved",
+					    json_integer(json_integer_value(json_object_get(agg, "calls_saved")) +
+							 json_integer_value(json_object_get(skip, "calls_saved"))));
+		}
+	return out;
+}
+
 /* Metrics over the task rows in `rows`. Over 100 lines: every figure of the
  * report is computed in this one pass, each defined once beside the others. */
 static json_t *metrics(const json_t *rows)
@@ -180,6 +207,7 @@ static json_t *metrics(const json_t *rows)
 		json_object_set_new(out, "sol_stops", json_integer(stops));
 		json_object_set_new(out, "sol_tokens_saved_est", json_real(saved));
 	}
+	json_object_set_new(out, "rules", rules_saved(rows));
 	return out;
 }
 
@@ -242,14 +270,15 @@ json_t *report_compute(struct store *s, const char *run_id)
 		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
 				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
 				       "pending_key", "roofline_ms", "roofline", "sol_pct", "eager_sol_pct",
-				       "compile_sol_pct", "sol_stop", "existing_ms", "speedup_existing", "existing_error",
+				       "compile_sol_pct", "practical_pct", "sol_stop", "rule_skips", "existing_ms", "speedup_existing", "existing_error",
 				       "time", NULL };
 		for (int k = 0; keys[k]; k++)
 			json_object_set(row, keys[k], json_object_get(r, keys[k]) ?: json_null());
 		if (!strcmp(json_string_value(json_object_get(r, "device")) ?: "", "cpu")) {
 			/* Interpreted kernels against the CPU's peaks: no speed of
 			 * light worth showing (docs/method.md). */
-			const char *sol_keys[] = { "roofline_ms", "roofline", "sol_pct", "eager_sol_pct", "compile_sol_pct" };
+			const char *sol_keys[] = { "roofline_ms", "roofline", "sol_pct", "eager_sol_pct", "compile_sol_pct",
+						   "practical_pct" };
 			for (size_t k = 0; k < sizeof(sol_keys) / sizeof(sol_keys[0]); k++)
 				json_object_set_new(row, sol_keys[k], json_null());
 		}
@@ -320,6 +349,15 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 		}
 	}
 	{
+		const json_t *rule;
+		size_t ri;
+		json_array_foreach(json_object_get(m, "rules"), ri, rule)
+			fprintf(f, "  %s stage decided by the %s rule without the model: %lld time(s), %lld call(s) saved\n",
+				json_string_value(json_object_get(rule, "stage")), json_string_value(json_object_get(rule, "rule")),
+				json_integer_value(json_object_get(rule, "decided")),
+				json_integer_value(json_object_get(rule, "calls_saved")));
+	}
+	{
 		const json_t *sx = json_object_get(m, "speedup_existing");
 		if (json_integer_value(json_object_get(sx, "n")))
 			fprintf(f, "  speedup vs the existing kernels: mean %.2fx, geomean %.2fx (n=%lld)\n", json_num(sx, "mean"),
@@ -376,6 +414,8 @@ void report_print_text(FILE *f, const json_t *rep)
 				fmt_figure("%.1f%%", json_num(t, "sol_pct"), sol),
 				json_num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "",
 				json_is_object(json_object_get(t, "sol_stop")) ? "  stopped at the speed of light" : "");
+			if (!isnan(json_num(t, "practical_pct")))
+				fprintf(f, "  %.0f%% of the practical bound", json_num(t, "practical_pct"));
 			if (!isnan(json_num(t, "speedup_existing")))
 				fprintf(f, "  %.2fx vs the existing kernel%s", json_num(t, "speedup_existing"),
 					json_num(t, "speedup_existing") < 1 ? " (slower: keep it)" : "");

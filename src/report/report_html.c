@@ -235,6 +235,16 @@ static void html_summary(struct buf *b, const json_t *all)
 				 fmt_pct(json_num(json_object_get(sol, "compile"), "median"), cm, sizeof(cm)),
 				 json_integer_value(json_object_get(all, "sol_stops")), json_num(all, "sol_tokens_saved_est"));
 	}
+	{
+		const json_t *rule;
+		size_t ri;
+		json_array_foreach(json_object_get(all, "rules"), ri, rule)
+			buf_addf(b, "<p class=\"sol\">the %s stage decided by the %s rule without the model: %lld time(s), "
+				     "%lld call(s) saved</p>", json_string_value(json_object_get(rule, "stage")),
+				 json_string_value(json_object_get(rule, "rule")),
+				 json_integer_value(json_object_get(rule, "decided")),
+				 json_integer_value(json_object_get(rule, "calls_saved")));
+	}
 }
 
 /* The speedup chart's bar of one task: a speedup bin, or what it is when it

@@ -200,6 +200,8 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 	json_object_set(s, "roofline_ms", json_object_get(baseline, "roofline_ms") ?: json_null());
 	json_object_set(s, "roofline", json_object_get(baseline, "roofline") ?: json_null());
 	json_object_set(s, "sol_pct", json_object_get(e, "sol_pct") ?: json_null());
+	if (json_is_number(json_object_get(e, "practical_pct")))
+		json_object_set(s, "practical_pct", json_object_get(e, "practical_pct"));
 	json_object_set(s, "eager_sol_pct", json_object_get(baseline, "eager_sol_pct") ?: json_null());
 	json_object_set(s, "compile_sol_pct", json_object_get(baseline, "compile_sol_pct") ?: json_null());
 	json_object_set(s, "stages", r->stage_rows);
@@ -419,6 +421,8 @@ static json_t *write_outputs(struct task_work *w, const struct pipeline_result *
 		json_object_set_new(summary, "pending_key", json_string(res->pending_key));
 	if (res->sol_stop)
 		json_object_set(summary, "sol_stop", res->sol_stop);
+	if (json_array_size(res->rule_skips))
+		json_object_set(summary, "rule_skips", res->rule_skips);
 	if (broken)
 		json_object_set_new(summary, "infra_error", json_true());
 	if (recorder_failed(w->rec))

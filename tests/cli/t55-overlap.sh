@@ -57,8 +57,29 @@ for slow in seed1 seed2; do
 done
 check "the same trajectory, decisions, calls, prompts and final kernel whichever line was slow" \
 	cmp -s "$TMP/seed1.snap" "$TMP/seed2.snap"
-check "14 calls, 12 on the longest chain that waited on each other (seed 2 and its refinement beside seed 1's repair)" \
-	test "$(json_get "$TMP/seed1.snap" 'j["calls_made"], j["chain"]')" = "14 12"
+check "14 calls, 8 on the longest chain that waited on each other (seed 2 and its refinement beside seed 1's repair, the three tuning stages side by side)" \
+	test "$(json_get "$TMP/seed1.snap" 'j["calls_made"], j["chain"]')" = "14 8"
+
+# --sequential-tuning: the paper's order, each stage on the last one's
+# kernel: the same calls, 12 of them on the chain, asked one stage after
+# the other.
+script seed1 "$TMP/seq.json"
+start_mock "$TMP/seq.json"
+run_egg optimize "${FLAGS[@]}" --sequential-tuning --run-dir "$TMP/run-seq" "$TASK"
+expect_rc 0 "the scripted run with --sequential-tuning"
+check "--sequential-tuning: 14 calls, 12 on the chain, the stages asked in order" python3 - "$OUT" "$MOCK_LOG" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert (j["usage"]["calls"], j["time"]["llm_chain"]) == (14, 12), (j["usage"], j["time"])
+roles = [json.loads(json.loads(l)["body"])["messages"][0]["content"].split("Role: ")[1].split(".")[0]
+         for l in open(sys.argv[2])]
+tuning = [r for r in roles if "mapping" in r or "tiling" in r or "memory" in r or "Mapping" in r or "Tiling" in r
+          or "Memory" in r]
+assert tuning == ["profile agent, mode: parallel mapping", "profile agent, mode: parallel mapping",
+                  "code agent, mode: hardware tuning (Parallel mapping)", "profile agent, mode: tensor tiling",
+                  "code agent, mode: hardware tuning (Tensor tiling)", "profile agent, mode: memory optimization",
+                  "code agent, mode: hardware tuning (Memory optimization)"], tuning
+PY
 check "the task's summary says where its time went" python3 - "$TMP/out-seed1.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["time"]

@@ -4,13 +4,15 @@
 # through the reply spool) replayed offline through the mock server. A prompt
 # change that makes egg misread a real reply shows up here: every task must
 # ask for as many replies, parse them as the original run did, and end the
-# same way.
+# same way. The run was made with the tuning stages one after the other
+# (replies are matched by task, in order), so it is replayed that way
+# (--sequential-tuning).
 . "$(dirname "$0")/../lib.sh"
 
 R=$SRC/tests/realmodel
 export EGG_MODEL=frontier-helper
 start_mock "$R/replies.jsonl"
-run_egg bench --dir "$R/tasks" --device cpu --iters 5 --warmup 1 --compile-mode none --jobs 4 --quiet --json
+run_egg bench --dir "$R/tasks" --device cpu --iters 5 --warmup 1 --compile-mode none --jobs 4 --sequential-tuning --quiet --json
 expect_rc 0 "the replayed run ends as the original did"
 RUN=$(json_get "$OUT" 'j["run"]["id"]')
 check "every reply was asked for, none more ($(mock_requests) requests)" \

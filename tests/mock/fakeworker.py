@@ -3,10 +3,15 @@
 worker/PROTOCOL.md), for measuring egg's own orchestration overhead and for
 driving branches of egg that need a GPU's answers on a machine without one.
 Every candidate passes; its time is derived from a hash of its source, so
-that different kernels get different, repeatable times. It reports one fake
+that different kernels get different, repeatable times (a line `# fake-ms: X`
+in the source sets it to X ms). It reports one fake
 GPU. Faults and answers a test can ask for, through the environment:
   FAKEWORKER_PROFILE_NS=N    the profile op returns an Nsight Compute report
                              of one kernel that ran N ns (else: no profiler)
+  FAKEWORKER_PROFILE_METRICS=waves_per_sm=12,sm_throughput_pct=70,...
+                             that report's figures (waves_per_sm,
+                             sm_throughput_pct, dram_throughput_pct; the
+                             others keep the report's own)
   FAKEWORKER_SLOWER_AGAIN=1  a kernel evaluated again takes twice as long
   FAKEWORKER_DIE_ONCE=FILE   the first eval job kills the worker (creating
                              FILE, so that the restarted worker lives)
@@ -14,6 +19,9 @@ GPU. Faults and answers a test can ask for, through the environment:
   FAKEWORKER_ROOFLINE_MS=X   the baseline counts a task whose least traffic
                              takes X ms at the fake GPU's calibrated 1 TB/s
   FAKEWORKER_FLOPS=N         ... and N FLOPs (fp32 peak: 1e14/3 as tf32x3)
+  FAKEWORKER_PRACTICAL=1     the calibration has a practical bound (egg's own
+                             Triton matrix products: fp32 best 5 TFLOP/s as
+                             tf32x3)
   FAKEWORKER_FAIL_MARK=TEXT  a kernel containing TEXT fails to compile
   FAKEWORKER_PROGRESS=1      an eval job says three progress steps first
                              (at 3 s, 12 s and 41.5 s, as if it had taken that
@@ -29,8 +37,10 @@ PROFILE_CSV = """"ID","Kernel Name","Block Size","Grid Size","dram__throughput.a
 "sm__throughput.avg.pct_of_peak_sustained_elapsed","sm__warps_active.avg.pct_of_peak_sustained_active",\
 "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct","launch__block_size","launch__waves_per_multiprocessor"
 "","","","","%","ns","","register/thread","%","%","%","%","",""
-"0","brs_kernel","(128, 1, 1)","(64, 1, 1)","50.00","{ns}","64","32","40.00","20.00","60.00","30.00","128","0.50"
+"0","brs_kernel","(128, 1, 1)","(64, 1, 1)","{dram_throughput_pct}","{ns}","64","32","40.00","{sm_throughput_pct}",\
+"60.00","30.00","128","{waves_per_sm}"
 """
+PROFILE_FIGURES = {"dram_throughput_pct": "50.00", "sm_throughput_pct": "20.00", "waves_per_sm": "0.50"}
 
 
 def main() -> int:
@@ -63,14 +73,25 @@ def main() -> int:
         elif op == "calibrate":
             res = {"device": req.get("device"), "bandwidth_bytes_s": 1e12, "copy_bytes_s": 1e12,
                    "fp32_flops_s": 1e13, "tf32_flops_s": 1e14, "bf16_flops_s": 2e14, "method": {}}
+            if os.environ.get("FAKEWORKER_PRACTICAL"):
+                res["practical"] = {"flops_s": {"fp32_ieee": 4e12, "fp32_tf32x3": 5e12, "fp32_presplit": 4.5e12,
+                                                "tf32": 8e12, "bf16": 5e13},
+                                    "fp32_best": "fp32_tf32x3", "size": 4096, "method": "fake"}
         elif op == "profile" and os.environ.get("FAKEWORKER_PROFILE_NS"):
             ns = int(os.environ["FAKEWORKER_PROFILE_NS"])
-            res = {"rc": 0, "stderr_tail": "", "seconds": 0.1, "csv": PROFILE_CSV.format(ns=f"{ns:,}")}
+            figures = dict(PROFILE_FIGURES)
+            for item in filter(None, os.environ.get("FAKEWORKER_PROFILE_METRICS", "").split(",")):
+                name, value = item.split("=")
+                figures[name] = value
+            res = {"rc": 0, "stderr_tail": "", "seconds": 0.1, "csv": PROFILE_CSV.format(ns=f"{ns:,}", **figures)}
         elif op == "profile":
             res = {"rc": None, "csv": "", "error": "fake worker: no profiler"}
         else:
             h = int(hashlib.sha256((req.get("kernel_source") or "").encode()).hexdigest()[:8], 16)
             ms = 0.2 + (h % 1000) / 1000
+            for line in (req.get("kernel_source") or "").splitlines():
+                if line.startswith("# fake-ms:"):
+                    ms = float(line.split(":")[1])
             seen[h] = seen.get(h, 0) + 1
             if os.environ.get("FAKEWORKER_SLOWER_AGAIN") and seen[h] > 1:
                 ms *= 2

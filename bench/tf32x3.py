@@ -22,11 +22,11 @@ truth relative to the fp32 reference's own, and the TFLOP/s at that shape
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import torch
 import triton
-import triton.language as tl
 
 SHAPES = [
     # name, M, K, N (a batched shape: name, (BATCH, M), K, N)
@@ -40,57 +40,12 @@ SHAPES = [
 ATOL = RTOL = 1e-4
 
 
-@triton.jit
-def matmul(a, b, c, M, N, K, PREC: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        ka = k0 + rk
-        x = tl.load(a + rm[:, None].to(tl.int64) * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0.0)
-        y = tl.load(b + ka[:, None].to(tl.int64) * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(x, y, acc, input_precision=PREC)
-    tl.store(c + rm[:, None].to(tl.int64) * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+# egg's own reference kernels (the calibration's practical bound uses them too).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "worker"))
+from egg_worker.device import practical  # noqa: E402
 
-
-@triton.jit
-def split_tf32(x, hi, lo, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    v = tl.load(x + offs, mask=mask)
-    h = (v.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)  # 0xFFFFE000: 10 mantissa bits
-    tl.store(hi + offs, h, mask=mask)
-    tl.store(lo + offs, v - h, mask=mask)
-
-
-@triton.jit
-def matmul_presplit(ah, al, bh, bl, c, M, N, K, sab, sbb, scb, BM: tl.constexpr, BN: tl.constexpr,
-                    BK: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    z = tl.program_id(2).to(tl.int64)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        ka = k0 + rk
-        ma = (rm[:, None] < M) & (ka[None, :] < K)
-        mb = (ka[:, None] < K) & (rn[None, :] < N)
-        ia = z * sab + rm[:, None].to(tl.int64) * K + ka[None, :]
-        ib = z * sbb + ka[:, None].to(tl.int64) * N + rn[None, :]
-        xh = tl.load(ah + ia, mask=ma, other=0.0)
-        xl = tl.load(al + ia, mask=ma, other=0.0)
-        yh = tl.load(bh + ib, mask=mb, other=0.0)
-        yl = tl.load(bl + ib, mask=mb, other=0.0)
-        acc = tl.dot(xl, yh, acc, input_precision="tf32")
-        acc = tl.dot(xh, yl, acc, input_precision="tf32")
-        acc = tl.dot(xh, yh, acc, input_precision="tf32")
-    tl.store(c + z * scb + rm[:, None].to(tl.int64) * N + rn[None, :], acc,
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
+_K = practical.kernels()
+matmul, split_tf32, matmul_presplit = _K["matmul"], _K["split"], _K["presplit"]
 
 
 def presplit(x):

@@ -26,6 +26,15 @@ char *agents_timing_text(const json_t *b, const char *device, double ms)
 		buf_adds(&t, "; measured peaks, the inputs, weights and outputs moved once)");
 		buf_addf(&t, "; this kernel runs at %.0f%% of it (eager at %.0f%%). Little is left to gain near 100%%.",
 			 100 * json_num(b, "roofline_ms") / ms, json_num(b, "eager_sol_pct"));
+		if (json_num(b, "practical_ms") > 0)
+			buf_addf(&t, "\nPractical bound: egg's own Triton matrix product reaches %.1f TFLOP/s on this GPU in "
+				     "%s (measured at calibration, %lld^3); at that rate this task's work takes %.4f ms, and "
+				     "this kernel runs at %.0f%% of it. Near or past it, tuning has little left; only less "
+				     "work (another algorithm) or a faster scheme gains more.",
+				 json_num(rl, "practical_flops_s") / 1e12,
+				 json_string_value(json_object_get(rl, "practical_scheme")) ?: "?",
+				 json_integer_value(json_object_get(rl, "practical_size")), json_num(b, "practical_ms"),
+				 100 * json_num(b, "practical_ms") / ms);
 	}
 	return buf_detach(&t);
 }

@@ -4,11 +4,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../eval/cache.h"
+#include "../eval/eval.h"
 #include "../eval/launch.h"
 #include "../llm/llm.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
+#include "../util/jsonnum.h"
 #include "../util/proc.h"
 #include "cli.h"
 
@@ -277,6 +280,78 @@ static json_t *collect_report(const struct config *cfg, const char *config_error
 }
 
 /* The text view: every line from the report, nothing from elsewhere. */
+/*
+ * --calibrate: the device's measured peaks and the practical bound (what
+ * egg's own Triton matrix products reach: worker/egg_worker/device/
+ * practical.py), from the evaluation cache when this device was calibrated
+ * with this worker, else measured now and cached for the runs that follow.
+ * {"device", "peaks", "practical"} or {"device", "error"}. Owned.
+ */
+static json_t *calibration(const struct cmd_ctx *ctx)
+{
+	struct eval_opts o;
+	char *dir = fs_join(ctx->cfg.store, "eval-cache");
+	struct worker *w;
+	json_t *facts = NULL, *cal = NULL, *out;
+	eval_opts_init(&o, ctx->device);
+	o.cache = ctx->cfg.cache ? evcache_open(dir) : NULL;
+	err_clear();
+	if (!ctx->json)
+		fprintf(stderr, "egg: calibrating %s (measures the peaks and egg's own matrix products; on a GPU about a "
+			"minute the first time)...\n", ctx->device);
+	w = cmd_start_worker(ctx);
+	if ((facts = eval_device_facts(w, ctx->device)))
+		cal = eval_calibration(w, &o, facts);
+	if (cal)
+		out = json_pack("{s:s, s:O}", "device", ctx->device, "measured", cal);
+	else
+		out = json_pack("{s:s, s:s}", "device", ctx->device, "error", err_msg());
+	err_clear();
+	json_decref(cal);
+	json_decref(facts);
+	worker_free(w);
+	if (o.cache)
+		evcache_close(o.cache);
+	free(dir);
+	return out;
+}
+
+static void print_calibration(const json_t *c)
+{
+	static const struct {
+		const char *scheme, *words;
+	} schemes[] = {
+		{ "fp32_ieee", "fp32 (ieee)" }, { "fp32_tf32x3", "fp32 as tf32x3" }, { "fp32_presplit", "fp32 pre-split" },
+		{ "tf32", "tf32" }, { "bf16", "bf16" },
+	};
+	const json_t *m = json_object_get(c, "measured"), *p = json_object_get(m, "practical"),
+		     *rates = json_object_get(p, "flops_s"), *e;
+	const char *scheme;
+	int n = 0;
+	if (!c)
+		return;
+	if (!m) {
+		printf("calibration:   %s: failed: %s\n", str_or(c, "device", "?"), str_or(c, "error", "?"));
+		return;
+	}
+	printf("calibration:   %s: memory %.2f TB/s, FP32 %.1f, TF32 %.1f, BF16 %.1f TFLOP/s%s\n", str_or(c, "device", "?"),
+	       json_num(m, "bandwidth_bytes_s") / 1e12, json_num(m, "fp32_flops_s") / 1e12,
+	       json_num(m, "tf32_flops_s") / 1e12, json_num(m, "bf16_flops_s") / 1e12,
+	       !strcmp(str_or(c, "device", ""), "cpu") ? " (the CPU's torch; interpreted kernels are far from them)" : "");
+	printf("practical:     ");
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (json_num(rates, schemes[i].scheme) > 0)
+			printf("%s%s %.1f", n++ ? ", " : "egg's own Triton matrix products: ", schemes[i].words,
+			       json_num(rates, schemes[i].scheme) / 1e12);
+	if (n)
+		printf(" TFLOP/s at %lld^3; fp32-accurate best: %s\n", json_integer_value(json_object_get(p, "size")),
+		       str_or(p, "fp32_best", "?"));
+	else
+		printf("%s\n", p ? "no scheme could be measured" : "measured on a GPU only (the interpreter's times say nothing)");
+	json_object_foreach((json_t *)json_object_get(p, "errors"), scheme, e)
+		printf("practical:     %s failed: %s\n", scheme, json_string_value(e));
+}
+
 static void print_text(const json_t *r)
 {
 	const json_t *llm = json_object_get(r, "llm"), *probe = json_object_get(r, "worker"),
@@ -331,6 +406,7 @@ static void print_text(const json_t *r)
 			printf("ncu counters:  %s\n", str_or(probe, "ncu_counters", "?"));
 		print_sandbox(probe);
 	}
+	print_calibration(json_object_get(r, "calibration"));
 	json_array_foreach(json_object_get(r, "notes"), i, g)
 		printf("note:          %s\n", json_string_value(g));
 	json_array_foreach(json_object_get(r, "missing"), i, g)
@@ -354,9 +430,12 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
 	json_t *report = NULL;
-	int slurm = 0;
+	int slurm = 0, calibrate = 0;
 	const struct opt own[] = {
 		{ "slurm", 0, OPT_FLAG, &slurm, NULL, "check Slurm too: sinfo's partitions, and the worker probe as a Slurm step" },
+		{ "calibrate", 0, OPT_FLAG, &calibrate, NULL,
+		  "measure the device's peaks and what egg's own Triton matrix products reach there (the practical "
+		  "bound the prompts state), or show them from the evaluation cache" },
 		OPT_TABLE_END,
 	};
 	const struct opt *tables[] = { own, NULL };
@@ -367,6 +446,8 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 	if (slurm)
 		ctx.cfg.slurm = 1;
 	report = collect_report(&ctx.cfg, ctx.config_error, ctx.json);
+	if (calibrate && json_is_true(json_object_get(json_object_get(report, "commands"), "eval")))
+		json_object_set_new(report, "calibration", calibration(&ctx));
 	if (ctx.json)
 		cmd_print_json(json_incref(report));
 	else

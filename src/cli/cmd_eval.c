@@ -13,6 +13,23 @@
 #include "cli.h"
 #include "flags.h"
 
+/* The practical bound's line (eval/roofline.h), when the baseline has one:
+ * the work at the rate egg's own Triton matrix product reached, and the
+ * kernel's share of it (pct; NAN: no kernel). */
+static void print_practical(const json_t *baseline, double pct)
+{
+	const json_t *rl = json_object_get(baseline, "roofline");
+	if (!(json_num(baseline, "practical_ms") > 0))
+		return;
+	printf("practical:     %.4f ms (egg's own Triton matrix product: %.1f TFLOP/s %s at %lld^3)",
+	       json_num(baseline, "practical_ms"), json_num(rl, "practical_flops_s") / 1e12,
+	       json_string_value(json_object_get(rl, "practical_scheme")) ?: "?",
+	       json_integer_value(json_object_get(rl, "practical_size")));
+	if (!isnan(pct))
+		printf("   kernel at %.1f%% of it", pct);
+	printf("\n");
+}
+
 static void print_human(const json_t *r)
 {
 	const json_t *t = json_object_get(r, "timing"), *f;
@@ -69,6 +86,7 @@ static void print_human(const json_t *r)
 		if (!isnan(json_num(r, "sol_pct")))
 			printf("   kernel at %.1f%% of it", json_num(r, "sol_pct"));
 		printf("\n");
+		print_practical(json_object_get(r, "baseline"), json_num(r, "practical_pct"));
 	}
 	if (json_is_integer(json_object_get(r, "triton_launches")))
 		printf("launches:      %lld Triton launch(es) per call\n",
@@ -134,6 +152,7 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
 			eval_roofline_text(&text, rl, NULL);
 			printf("roofline:      %.4f ms (%s, measured peaks)\n", json_num(b, "roofline_ms"), buf_str(&text));
 			buf_release(&text);
+			print_practical(b, NAN);
 		} else
 			printf("roofline:      none (%s)\n",
 			       json_string_value(json_object_get(b, "roofline_error")) ?:

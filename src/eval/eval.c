@@ -281,12 +281,15 @@ static void add_speedups(json_t *res, const json_t *baseline)
 		json_object_set_new(res, "roofline_ms", isnan(r) ? json_null() : json_real(r));
 		json_object_set_new(res, "sol_pct", isnan(r) || isnan(k) || k <= 0 ? json_null() : json_real(100 * r / k));
 		json_object_set_new(res, "sol_basis", isnan(r) ? json_null() : json_string("roofline"));
+		if (baseline && json_num(baseline, "practical_ms") > 0 && k > 0)
+			json_object_set_new(res, "practical_pct", json_real(100 * json_num(baseline, "practical_ms") / k));
 		if (!isnan(r) && k > 0 && k < r && !isnan(mem) && mem < r) {
 			/* Faster than the reference's FLOPs allow: the kernel computes
 			 * less (an algebraic rewrite). Only its traffic bounds it. */
 			json_object_set_new(res, "roofline_ms", json_real(mem));
 			json_object_set_new(res, "sol_pct", json_real(100 * mem / k));
 			json_object_set_new(res, "sol_basis", json_string("memory"));
+			json_object_del(res, "practical_pct");
 			json_array_append_new(json_object_get(res, "flags"),
 					      json_sprintf("beyond_flop_bound: %.4f ms beats the %.4f ms the reference's FLOPs "
 							   "need at the measured peak, so the kernel computes less; its %%SOL "

@@ -29,6 +29,19 @@ static const char *peak_of(const json_t *work, const char *precision, const json
 	return "fp32";
 }
 
+/* The practical rate for the roofline's peak: what egg's own Triton matrix
+ * product reached at calibration in that precision (the calibration's
+ * "practical": worker/egg_worker/device/practical.py), the fastest
+ * fp32-accurate scheme for fp32; NAN when there is none (int8, a
+ * calibration without it). *scheme names it. */
+static double practical_rate(const json_t *cal, const char *peak, const char **scheme)
+{
+	const json_t *p = json_object_get(cal, "practical"), *rates = json_object_get(p, "flops_s");
+	*scheme = !strcmp(peak, "bf16") ? "bf16" : !strcmp(peak, "tf32") ? "tf32" : !strncmp(peak, "fp32", 4)
+		  ? json_string_value(json_object_get(p, "fp32_best")) : NULL;
+	return *scheme ? json_num(rates, *scheme) : NAN;
+}
+
 /* The roofline bound of a baseline's work: max(compute, memory). The
  * compute side has two parts, the floating-point FLOPs at the precision's
  * peak and the int8 matrix products' operations at the int8 peak; the
@@ -67,6 +80,23 @@ void eval_attach_roofline(json_t *baseline, const json_t *calibration, const cha
 			    json_pack("{s:f, s:f, s:s, s:f, s:f, s:f, s:f, s:s}", "flops", flops, "bytes", bytes,
 				      "peak", peak, "peak_flops_s", rate, "bandwidth_bytes_s", bw, "compute_ms", compute_ms,
 				      "memory_ms", memory_ms, "bound", compute_ms > memory_ms ? "compute" : "memory"));
+	{
+		/* The practical bound beside it, where egg's own kernels reach
+		 * less than the peak (compute-bound work only moves). */
+		const char *scheme;
+		double prate = practical_rate(calibration, peak, &scheme), pms;
+		if (prate > 0 && strcmp(peak, "int8")) {
+			pms = fmax(flops / prate * 1e3, memory_ms);
+			if (pms > ms) {
+				json_t *rl = json_object_get(baseline, "roofline");
+				json_object_set_new(rl, "practical_scheme", json_string(scheme));
+				json_object_set_new(rl, "practical_flops_s", json_real(prate));
+				json_object_set_new(rl, "practical_size", json_integer(json_integer_value(
+					json_object_get(json_object_get(calibration, "practical"), "size"))));
+				json_object_set_new(baseline, "practical_ms", json_real(pms));
+			}
+		}
+	}
 	json_object_set_new(baseline, "roofline_ms", json_real(ms));
 	json_object_set_new(baseline, "eager_sol_pct",
 			    json_num(baseline, "eager_ms") > 0 ? json_real(100 * ms / json_num(baseline, "eager_ms")) : json_null());

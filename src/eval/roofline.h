@@ -15,6 +15,10 @@
  * roofline_ms / time). Nothing is added when a figure is missing.
  */
 void eval_attach_roofline(json_t *baseline, const json_t *calibration, const char *precision);
+/* ... and, when the calibration measured egg's own Triton matrix products
+ * (its "practical") and they reach less than the peak, `practical_ms`: the
+ * work at that rate (max with the memory side), the roofline object naming
+ * `practical_scheme`, `practical_flops_s` and `practical_size`. */
 /* Appends what a roofline bound is made of, in the words every surface
  * uses (egg eval, the profile agent's prompt): "memory-bound: 190.0 MB at
  * 4.50 TB/s" or "compute-bound: 275 GFLOP at 784.4 TFLOP/s bf16" (int8

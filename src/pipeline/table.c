@@ -22,6 +22,13 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 	if (sol)
 		fprintf(f, "  %-26s %14.4f %18s %6.1f%%\n", "roofline bound", sol,
 			json_string_value(json_object_get(json_object_get(baseline, "roofline"), "bound")) ?: "", 100.0);
+	if (sol && json_is_number(json_object_get(baseline, "practical_ms"))) {
+		/* What egg's own Triton matrix product reaches for this work. */
+		double p = json_number_value(json_object_get(baseline, "practical_ms"));
+		fprintf(f, "  %-26s %14.4f %18s %6.1f%%\n", "practical bound (Triton)", p,
+			json_string_value(json_object_get(json_object_get(baseline, "roofline"), "practical_scheme")) ?: "",
+			100 * sol / p);
+	}
 	if (baseline) {
 		fprintf(f, "  %-26s %14.4f %17.2fx", "PyTorch eager", eager, 1.0);
 		if (sol)

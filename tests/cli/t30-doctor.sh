@@ -55,6 +55,26 @@ EGG_MODEL=m EGG_API_KEY=k run_egg doctor --json --python /nonexistent/python3
 expect_rc 3 "the same with --json"
 expect_err "what is missing is in the JSON on stdout" "with --json, stderr points to the JSON, not 'above'"
 
+# --calibrate: the device's peaks and the practical bound (egg's own Triton
+# matrix products), measured once and then read from the evaluation cache.
+FAKE="python3 $SRC/tests/mock/fakeworker.py"
+FAKEWORKER_PRACTICAL=1 FAKEWORKER_JOBS=$TMP/jobs EGG_MODEL=m EGG_API_KEY=k \
+	run_egg doctor --calibrate --device cuda --worker-cmd "$FAKE"
+expect_rc 0 "doctor --calibrate on a (stand-in) GPU"
+expect_out "^calibration: +cuda: memory 1.00 TB/s, FP32 10.0, TF32 100.0, BF16 200.0 TFLOP/s$" "the measured peaks"
+expect_out "^practical: +egg's own Triton matrix products: fp32 \(ieee\) 4.0, fp32 as tf32x3 5.0, fp32 pre-split 4.5, tf32 8.0, bf16 50.0 TFLOP/s at 4096\^3; fp32-accurate best: fp32_tf32x3$" \
+	"and what egg's own matrix products reach"
+FAKEWORKER_PRACTICAL=1 FAKEWORKER_JOBS=$TMP/jobs EGG_MODEL=m EGG_API_KEY=k \
+	run_egg doctor --calibrate --json --device cuda --worker-cmd "$FAKE"
+check "a second doctor --calibrate reads the cache: one calibration in all, the same figures in the JSON" python3 - "$OUT" "$TMP/jobs" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["calibration"]
+assert c["device"] == "cuda" and c["measured"]["practical"]["fp32_best"] == "fp32_tf32x3", c
+assert open(sys.argv[2]).read().split().count("calibrate") == 1, open(sys.argv[2]).read()
+PY
+EGG_MODEL=m EGG_API_KEY=k run_egg doctor --calibrate --device cpu
+expect_out "^practical: +measured on a GPU only" "on the CPU the practical bound is said to be a GPU's"
+
 # Each command shows only its own options: doctor checks the endpoint, it
 # makes no LLM call, so how calls are made is not its business.
 run_egg doctor --help

@@ -77,6 +77,34 @@ expect_out "^roofline: +3.0000 ms \(compute-bound: 100 GFLOP at 33.3 TFLOP/s fp3
 	"with the bound, the FLOPs and the peak in force"
 expect_out "^eager: +1.0000 ms +300.0% of the roofline bound" "and eager's %SOL"
 
+# The practical bound: what egg's own Triton matrix products reached at
+# calibration (fp32 at 5 TFLOP/s as tf32x3). 1 GFLOP of fp32 work takes 0.03
+# ms at the peak (memory-bound at 0.19 ms) but 0.2 ms at the practical rate.
+export EGG_STORE=$TMP/store-practical FAKEWORKER_PRACTICAL=1
+FAKEWORKER_FLOPS=1e9 run_egg eval --device cuda --worker-cmd "$FAKE" --json "$TASK" "$SRC/tests/tasks/bias_relu_scale_kernel.py"
+check "the verdict has the practical bound beside the roofline, and the kernel's share of it" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+b, rl = j["baseline"], j["baseline"]["roofline"]
+assert abs(b["roofline_ms"] - 0.19) < 1e-9 and abs(b["practical_ms"] - 0.2) < 1e-9, b
+assert rl["practical_scheme"] == "fp32_tf32x3" and rl["practical_flops_s"] == 5e12 and rl["practical_size"] == 4096, rl
+assert abs(j["practical_pct"] - 100 * 0.2 / j["kernel_ms"]) < 1e-6, j
+PY
+FAKEWORKER_FLOPS=1e9 run_egg eval --device cuda --worker-cmd "$FAKE" "$TASK" "$SRC/tests/tasks/bias_relu_scale_kernel.py"
+expect_out "^practical: +0.2000 ms \(egg's own Triton matrix product: 5.0 TFLOP/s fp32_tf32x3 at 4096\^3\)   kernel at [0-9.]+% of it" \
+	"egg eval prints it"
+start_mock "$SRC/tests/pipeline/sol.json"
+FAKEWORKER_FLOPS=1e9 run_egg optimize "${FLAGS[@]}" --stop-at-sol 0 --seeds 1 --stages mapping --run-dir "$TMP/practical" "$TASK"
+expect_rc 0 "a run with a practical bound"
+check "the stage table has the practical bound's row" grep -Eq "^  practical bound \(Triton\) +0.2000 +fp32_tf32x3 +95.0%" \
+	"$TMP/practical/stages.txt"
+check "the prompts state the practical rates and, to the profile agent, the kernel's share of the bound" sh -c \
+	"grep -q \"egg's own Triton matrix products reach fp32 on the FMA units (ieee) 4.0, fp32 as tf32x3 5.0, fp32 as the pre-split TF32 scheme 4.5, plain TF32 8.0, bf16 50.0 TFLOP/s here (4096^3\" '$TMP/practical/calls/'*code.seed.*.md &&
+	 grep -q 'Practical bound: egg.s own Triton matrix product reaches 5.0 TFLOP/s on this GPU in fp32_tf32x3 (measured at calibration, 4096^3); at that rate this task.s work takes 0.2000 ms, and this kernel runs at' '$TMP/practical/calls/'*profile.refine.user.md"
+run_egg report latest
+expect_out "% of the practical bound" "the report gives the kernel's share of the practical bound"
+unset FAKEWORKER_PRACTICAL
+
 # A long evaluation in the pipeline says what it is doing, as the task's
 # progress (the fake worker says it has run 3 s, 12 s, then 41.5 s).
 export EGG_STORE=$TMP/store-progress

@@ -13,7 +13,8 @@ calibration process: memory bandwidth (the fastest of a torch copy, a Triton
 copy and a Triton read of 2 GiB), FP32 FMA throughput
 (a Triton kernel of independent multiply-add chains) and, on a GPU, the
 tensor-core rates of TF32 and BF16 matrix products (cuBLAS, 8192^3) and of
-int8 ones (torch._int_mm). egg
+int8 ones (torch._int_mm), and what egg's own Triton matrix products reach
+(practical.py: the practical bound). egg
 caches the result per device and driver, and derives the roofline bound
 max(FLOPs / peak, bytes / bandwidth) for the precision in force.
 """
@@ -258,6 +259,13 @@ def calibrate(device: torch.device) -> dict:
             out["method"]["int8"] = (f"torch._int_mm {m}^3 int8 matrix product, second matrix "
                                      f"{' or '.join(rates)}, fastest of 5 each: {best}")
         del a, b
+        # The practical bound: egg's own Triton matrix products (practical.py).
+        from . import practical
+        try:
+            out["practical"] = practical.measure(device, clock.seconds)
+        except Exception as e:  # noqa: BLE001: egg's own kernel failing must not cost the calibration
+            out["practical"] = {"flops_s": {}, "errors": {"all": f"{type(e).__name__}: {str(e)[:200]}"}}
+        out["method"]["practical"] = out["practical"].get("method", "failed")
     else:
         # No tensor cores, and Triton is interpreted: a float32 matrix
         # product is the fastest arithmetic the CPU does; it stands for all.

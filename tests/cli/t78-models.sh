@@ -30,6 +30,11 @@ for s in tasks:
     assert "torch.bfloat16" in src, (s["file"], src)
 bn = open(os.path.join(d, tasks[1]["file"])).read()
 assert "running_var.uniform_" in bn, bn  # statistics drawn, not zeros and ones
+# The first subgraph takes the program's input: drawn as the program draws it,
+# in two lines, not the program's whole runtime (which the agents would read).
+first = open(os.path.join(d, tasks[0]["file"])).read()
+assert "def _program_inputs():\n    return [torch.randn((2, 3, 16, 16)).to(torch.bfloat16)]" in first, first[:1500]
+assert "EGG_MODEL" not in first and "_egg_load" not in first, first[:1500]
 PY
 run_egg split --device cpu --no-measure "$M/tiny_resnet.py:tiny_resnet" "$TMP/r4" --inputs 2x3x16x16 --dtype bf16 \
 	--model-kwargs '{"blocks": 4}' --json

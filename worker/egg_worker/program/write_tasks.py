@@ -237,10 +237,54 @@ def _imports_for(globals_: dict) -> list:
     return lines
 
 
+_SPEC_DTYPES = {"fp32": "torch.float32", "bf16": "torch.bfloat16", "fp16": "torch.float16"}
+_SPEC_INT_DTYPES = {"int64": "torch.int64", "int32": "torch.int32"}
+
+
+def _model_spec_inputs(tree: ast.Module):
+    """A model spec's program (egg wrote it: `EGG_MODEL = json.loads(...)`)
+    whose inputs are given by shape: that spec's {"inputs", "dtype"}, else
+    None (a KernelBench program, inputs from a function, a rescaled copy)."""
+    import json
+
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "EGG_MODEL" and isinstance(node.value, ast.Call) and node.value.args
+                and isinstance(node.value.args[0], ast.Constant) and isinstance(node.value.args[0].value, str)):
+            try:
+                spec = json.loads(node.value.args[0].value)
+            except ValueError:
+                return None
+            ok = (isinstance(spec.get("inputs"), list) and not spec.get("rescale")
+                  and spec.get("dtype") in _SPEC_DTYPES
+                  and all(isinstance(i, dict) and i.get("dtype") in ("float", "bool", *_SPEC_INT_DTYPES)
+                          for i in spec["inputs"]))
+            return spec if ok else None
+    return None
+
+
+def _spec_draw(i: dict, dtype: str) -> str:
+    """One input of a model spec drawn as the program's runtime draws it
+    (model_runtime._egg_draw, floats cast to the program's dtype)."""
+    shape = repr(tuple(int(d) for d in i["shape"]))
+    if i["dtype"] == "bool":
+        return f"torch.rand({shape}) < 0.5"
+    if i["dtype"] in _SPEC_INT_DTYPES:
+        return f"torch.randint(0, {int(i.get('high') or 2)}, {shape}, dtype={_SPEC_INT_DTYPES[i['dtype']]})"
+    return f"torch.randn({shape}).to({_SPEC_DTYPES[dtype]})"
+
+
 def _program_inputs_source(task_source: str) -> str:
     """The program's own input code (its constants, helpers and get_inputs,
-    renamed _program_inputs), for subgraphs that take the program's inputs."""
+    renamed _program_inputs), for subgraphs that take the program's inputs.
+    For a model spec given by shapes, just its draws: the whole runtime egg
+    wrote around the model (about 150 lines) says nothing about the
+    subgraph, and the agents read this file."""
     tree = ast.parse(task_source)
+    spec = _model_spec_inputs(tree)
+    if spec is not None:
+        draws = ", ".join(_spec_draw(i, spec["dtype"]) for i in spec["inputs"])
+        return f"def _program_inputs():\n    return [{draws}]"
     keep = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
@@ -371,7 +415,7 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
     doc += '\n"""'
     lines = [doc, "import torch", "import torch.nn as nn", *imports, "", ""]
     if uses_program:
-        lines += ["# The program's own inputs (its constants and get_inputs).",
+        lines += ["# The program's own inputs (drawn as the program draws them).",
                   _program_inputs_source(task_source), "", ""]
     lines += ["class Model(nn.Module):", "    def __init__(self):", "        super().__init__()"]
     lines += ["        " + s for s in init_lines] or []

@@ -3,16 +3,24 @@ same device runs device work. Three workers share one device lock and
 evaluate concurrently; every evaluation reports the span of its timed loop
 (timing.locked_at .. released_at) and the spans of its loading and trials
 (work_spans); no work span of one job may overlap another job's timed span.
-(On the H200, a 6.4 GB trial beside a timed loop doubled an eager baseline.)"""
+(On the H200, a 6.4 GB trial beside a timed loop doubled an eager baseline.)
+A fourth worker measures baselines meanwhile: their loading and warm-up are
+device work too, and their timed loops are timed loops (on a 2-core CPU a
+baseline warming up beside another's timed loop made a 0.2 ms eager read
+28 ms)."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wlib import TASKS, Tap, Worker  # noqa: E402
+from wlib import ROOT, TASKS, Tap, Worker, full_request, read_reply  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "worker"))
 
 JOBS_PER_WORKER = 3
 
@@ -23,8 +31,9 @@ def main() -> int:
     lock = f"cpu-excl-{os.getpid()}"
     kernel = open(os.path.join(TASKS, "bias_relu_scale_kernel.py")).read()
     task = os.path.join(TASKS, "bias_relu_scale.py")
-    workers = [Worker("cpu", env={"EGG_LOCK_DIR": lock_dir}) for _ in range(3)]
+    workers = [Worker("cpu", env={"EGG_LOCK_DIR": lock_dir}) for _ in range(4)]
     results: list = []
+    baselines: list = []
     mu = threading.Lock()
 
     def run(w: Worker, n: int) -> None:
@@ -33,7 +42,15 @@ def main() -> int:
             with mu:
                 results.append(r)
 
-    threads = [threading.Thread(target=run, args=(w, JOBS_PER_WORKER)) for w in workers]
+    def measure(w: Worker, n: int) -> None:
+        for _ in range(n):
+            r = w.call({"op": "baseline", "device": "cpu", "task_source": open(task).read(), "lock": lock,
+                        "compile_mode": "none", "iters": 20, "warmup": 2})
+            with mu:
+                baselines.append(r)
+
+    threads = [threading.Thread(target=run, args=(w, JOBS_PER_WORKER)) for w in workers[:3]]
+    threads.append(threading.Thread(target=measure, args=(workers[3], JOBS_PER_WORKER)))
     for t in threads:
         t.start()
     for t in threads:
@@ -44,12 +61,46 @@ def main() -> int:
     passed = [e for e in evals if e.get("verdict") == "pass"]
     tap.ok(len(passed) == 3 * JOBS_PER_WORKER, f"every evaluation passed ({len(passed)} of {3 * JOBS_PER_WORKER})",
            str([e.get("reason") for e in evals if e.get("verdict") != "pass"])[:400])
+    bases = [r.get("result") or {} for r in baselines]
+    tap.ok(len(bases) == JOBS_PER_WORKER and all(b.get("eager_ms") and len(b.get("work_spans") or []) == 1
+                                                 for b in bases),
+           f"every baseline was measured and reports its loading span ({len(bases)})", str(baselines)[:400])
+    n = len(passed)
     timed = [(i, e["timing"]["locked_at"], e["timing"]["released_at"]) for i, e in enumerate(passed)]
+    timed += [(n + i, b["locked_at"], b["released_at"]) for i, b in enumerate(bases) if b.get("locked_at")]
     work = [(i, a, b) for i, e in enumerate(passed) for a, b in e.get("work_spans") or []]
     tap.ok(len(work) >= len(passed) * 6, f"every evaluation reports its load and trial spans ({len(work)} spans)")
+    work += [(n + i, a, c) for i, b in enumerate(bases) for a, c in b.get("work_spans") or []]
     overlaps = [(i, j) for i, a, b in timed for j, c, d in work if i != j and c < b and a < d]
     tap.ok(not overlaps, f"no job's device work overlapped another job's timed loop ({len(overlaps)} overlaps "
            f"among {len(timed)} timed loops and {len(work)} work spans)")
+
+    # Deterministically: while this test holds the device for timing, a
+    # baseline asked for meanwhile does not start loading; it loads once the
+    # device is released. (The pause gives a baseline that did not wait
+    # room to show it; the assertion does not depend on it.)
+    os.environ["EGG_LOCK_DIR"] = lock_dir
+    from egg_worker import locks  # noqa: E402 (after the lock folder is set)
+
+    w = Worker("cpu", env={"EGG_LOCK_DIR": lock_dir})
+    req = dict(full_request({"op": "baseline", "device": "cpu", "task_source": open(task).read(), "lock": lock,
+                             "compile_mode": "none", "iters": 5, "warmup": 1}), id=1)
+    with locks.device_lock({"lock": lock, "device": "cpu"}):
+        w.p.stdin.write(json.dumps(req) + "\n")
+        w.p.stdin.flush()
+        while True:
+            line = json.loads(w.p.stdout.readline())
+            if line.get("event") == "progress" and line.get("step", "").startswith("baseline: loading"):
+                break
+        time.sleep(0.5)
+        released = time.time()
+    r = read_reply(w.p.stdout, 1).get("result") or {}
+    w.n = 1
+    w.close()
+    spans = r.get("work_spans") or []
+    tap.ok(len(spans) == 1 and spans[0][0] >= released,
+           "a baseline does not load while another job times the device: it loads once the device is free",
+           f"released at {released}, spans {spans}")
     return tap.done()
 
 

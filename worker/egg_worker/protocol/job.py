@@ -512,12 +512,21 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
     common = _common(ctx, job, scratch)
     b_job = dict(common, weight_seed=_seed(), base_seed=_seed(), seed=_seed(),
                  warmup=job["warmup"], iters=job["iters"], compile_mode=job["compile_mode"])
+    # Loading, compiling and warming up are device work (locks.py), as a
+    # candidate's loading and trials are: none of it may run beside another
+    # job's timed loop. On the CPU it was worse than on a GPU: a baseline
+    # warming up beside another's timed loop (two processes' torch threads
+    # on two cores) made a 0.2 ms eager read 28 ms, and its kernel 2.4x
+    # "faster" than eager where it was 85x slower.
+    work = DeviceWork(job)
     try:
         progress.step("baseline: loading, compiling and warming up eager and torch.compile")
+        work.acquire()
         b = spawn(reference.baseline, "baseline", os.path.join(scratch.path, "baseline.log"), b_job)
         try:
             faults.loss_point("run", "baseline", job_pid=b.pid)
             msg = _reference_msg(b, deadline)
+            work.release()
             if msg.get("event") == Event.READY_TO_TIME:
                 progress.step("baseline: waiting for the device to time")
                 with device_lock(job) as held:
@@ -538,9 +547,10 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
                max(0, (mem.get("rss_peak_bytes") or 0) - (mem.get("rss_start_bytes") or 0)),
                "eager_peak_bytes": (msg.get("eager_peak") or {}).get("gpu_peak_bytes"), "work": msg.get("work"),
                "tolerance": msg.get("tolerance") or [],
-               **held.as_dict()}
+               "work_spans": work.spans, **held.as_dict()}
         return out
     finally:
+        work.release()
         sweep_orphans(set())
         scratch.remove()
 

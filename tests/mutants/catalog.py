@@ -161,6 +161,19 @@ OWN_MUTANTS = [
          find=', _flock(_path(held.key, "work-gate"), fcntl.LOCK_EX), \\\n            _flock(_path(held.key, "work"), fcntl.LOCK_EX):',
          replace=":",
          tests=["worker:test_exclusive"], ci=True),
+    dict(name="baseline-loads-beside-timing", point="exclusivity: a baseline's loading is device work",
+         file="worker/egg_worker/protocol/job.py",
+         find="        work.acquire()\n        b = spawn(reference.baseline,",
+         replace="        work.start = time.time()\n        b = spawn(reference.baseline,",
+         tests=["worker:test_exclusive"]),
+    # A shorter chain per task: the rules on the profile, the tuning stages side by side.
+    dict(name="mapping-rule-ignores-busy", point="chain: a rule settles a stage only on its figures",
+         file="src/pipeline/ask.c", find="	return !has_any || any;", replace="	return !has_any || any || has_any;",
+         tests=["cli:t81-tuning"]),
+    dict(name="combination-kept-unjudged", point="chain: a combination must beat the best change",
+         file="src/pipeline/pipeline.c",
+         find="	better = pipeline_faster(c->ms, c->cv, best->ms, best->cv, p->env->eval.iters);",
+         replace="	better = 1;", tests=["cli:t81-tuning"]),
 ]
 
 MUTANTS = OWN_MUTANTS + THREAT_MUTANTS

@@ -115,7 +115,7 @@ static int run_captured(struct proc *p, struct buf *out, long timeout_ms, const 
 	return rc;
 }
 
-static json_t *run_probe(const struct config *cfg, struct buf *why)
+static json_t *run_probe(const struct config *cfg, const char *kind, struct buf *why)
 {
 	struct proc p = PROC_INIT;
 	struct buf out = BUF_INIT;
@@ -123,7 +123,7 @@ static json_t *run_probe(const struct config *cfg, struct buf *why)
 	char *what;
 
 	buf_init(&out, 1 << 20);
-	launch_worker_argv(cfg, "probe", NULL, &p.argv);
+	launch_worker_argv(cfg, "probe", kind, &p.argv);
 	launch_worker_env(cfg, &p.env);
 	p.use_env = 1;
 	what = xasprintf("worker probe '%s'", p.argv.v[0]);
@@ -224,7 +224,7 @@ static json_t *request_rules(const struct config *cfg)
  * (the key only as present or absent), the worker probe, Slurm's facts, what
  * is missing, notes, and which commands can run.
  */
-static json_t *collect_report(const struct config *cfg, const char *config_error, int quiet)
+static json_t *collect_report(const struct config *cfg, const char *kind, const char *config_error, int quiet)
 {
 	struct buf why = BUF_INIT;
 	json_t *probe = NULL, *missing = json_array(), *notes = json_array(), *missing_llm = json_array();
@@ -245,7 +245,7 @@ static json_t *collect_report(const struct config *cfg, const char *config_error
 	if (!quiet)
 		fprintf(stderr, "egg: probing the worker's Python%s (imports torch; may take a while)...\n",
 			cfg->slurm ? " in a Slurm step" : "");
-	probe = (!cfg->slurm || partitions) ? run_probe(cfg, &why) : NULL;
+	probe = (!cfg->slurm || partitions) ? run_probe(cfg, kind, &why) : NULL;
 	if (!probe && (!cfg->slurm || partitions))
 		json_array_append_new(missing, json_sprintf("eval worker%s: %s", cfg->slurm ? " (Slurm test step)" : "",
 							    buf_str(&why)));
@@ -445,7 +445,7 @@ int cmd_doctor(const struct command *self, int argc, char **argv)
 		goto out;
 	if (slurm)
 		ctx.cfg.slurm = 1;
-	report = collect_report(&ctx.cfg, ctx.config_error, ctx.json);
+	report = collect_report(&ctx.cfg, ctx.kind, ctx.config_error, ctx.json);
 	if (calibrate && json_is_true(json_object_get(json_object_get(report, "commands"), "eval")))
 		json_object_set_new(report, "calibration", calibration(&ctx));
 	if (ctx.json)

@@ -27,6 +27,35 @@ char *launch_worker_dir(void)
 	return dir;
 }
 
+/* Whether a --gres or --tres-per-task value names a GPU or a share of one. */
+static int names_gpu(const char *value)
+{
+	return value && (strstr(value, "gpu") || strstr(value, "shard") || strstr(value, "mps"));
+}
+
+int launch_slurm_args_ask_gpus(const char *args)
+{
+	static const char *const gpus[] = { "--gpus", "--gpus-per-task", "--gpus-per-node", NULL };
+	static const char *const gres[] = { "--gres", "--tres-per-task", NULL };
+	struct strvec words = STRVEC_INIT;
+	int found = 0;
+	if (!args)
+		return 0;
+	strvec_split(&words, args);
+	for (size_t i = 0; i < words.n && !found; i++) {
+		const char *w = words.v[i], *next = i + 1 < words.n ? words.v[i + 1] : NULL;
+		size_t n;
+		found = !strncmp(w, "-G", 2) && strncmp(w, "--", 2) != 0;
+		for (int k = 0; gpus[k] && !found; k++)
+			found = !strncmp(w, gpus[k], n = strlen(gpus[k])) && (w[n] == '\0' || w[n] == '=');
+		for (int k = 0; gres[k] && !found; k++)
+			if (!strncmp(w, gres[k], n = strlen(gres[k])))
+				found = (w[n] == '=' && names_gpu(w + n + 1)) || (w[n] == '\0' && names_gpu(next));
+	}
+	strvec_clear(&words);
+	return found;
+}
+
 void launch_worker_argv(const struct config *cfg, const char *mode, const char *kind, struct strvec *argv)
 {
 	if (cfg->slurm) {
@@ -41,7 +70,9 @@ void launch_worker_argv(const struct config *cfg, const char *mode, const char *
 		strvec_push(argv, "--nodes=1");
 		strvec_push(argv, "--ntasks=1");
 		strvec_push(argv, "--job-name=egg-worker");
-		if (kind && !strcmp(kind, "cuda"))
+		/* One GPU, unless the site's arguments ask for GPUs their own
+		 * way (a share of one: --gres=shard:1 or mps; a type). */
+		if (kind && !strcmp(kind, "cuda") && !launch_slurm_args_ask_gpus(cfg->slurm_args))
 			strvec_push(argv, "--gpus=1");
 		if (cfg->slurm_args && *cfg->slurm_args)
 			strvec_split(argv, cfg->slurm_args);

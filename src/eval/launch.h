@@ -15,9 +15,14 @@ char *launch_worker_dir(void);
  * (e.g. "ssh gpu1 egg worker" → "ssh gpu1 egg worker serve"), or with
  * cfg->slurm a Slurm step of this egg: `srun --quiet --unbuffered --nodes=1
  * --ntasks=1 --job-name=egg-worker [--gpus=1 for kind "cuda"] SLURM_ARGS
- * EGG_DIR/egg worker MODE`. `kind` ("cpu", "cuda") may be NULL.
+ * EGG_DIR/egg worker MODE`, without --gpus=1 where SLURM_ARGS ask for GPUs
+ * themselves (launch_slurm_args_ask_gpus). `kind` ("cpu", "cuda") may be NULL.
  */
 void launch_worker_argv(const struct config *cfg, const char *mode, const char *kind, struct strvec *argv);
+/* Whether srun arguments ask for GPUs themselves: --gpus, -G,
+ * --gpus-per-task/-node, or --gres/--tres-per-task naming a GPU, a shard or
+ * an MPS share of one. */
+int launch_slurm_args_ask_gpus(const char *args);
 /* Fills `env` with egg's environment minus every secret-looking variable. */
 void launch_clean_env(struct strvec *env);
 /* The worker's environment: launch_clean_env plus EGG_SANDBOX_HIDE, the

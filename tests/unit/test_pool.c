@@ -1,4 +1,5 @@
-/* test_pool.c: the device pool's memory admission and the secrets taken out of the environment. */
+/* test_pool.c: the device pool's memory admission, the secrets taken out of the environment, and a
+ * Slurm worker step's GPU request. */
 #include <math.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../src/eval/launch.h"
 #include "../../src/eval/pool.h"
 #include "../../src/config/config.h"
 #include "../../src/eval/eval.h"
@@ -182,10 +184,53 @@ static void test_roofline(void)
 	json_decref(cal);
 }
 
+/* A Slurm GPU worker asks for --gpus=1, unless the site's srun arguments ask
+ * for GPUs their own way (a shard of one, MPS, a type). */
+static void test_slurm_gpus(void)
+{
+	struct config cfg;
+	struct strvec argv = STRVEC_INIT;
+	static const struct {
+		const char *args;
+		int asks;
+	} cases[] = {
+		{ NULL, 0 }, { "-p gpu -A proj -t 1:00:00", 0 }, { "--gres=shard:1", 1 }, { "--gres gpu:h200:1", 1 },
+		{ "--gpus=h200:1", 1 }, { "-G 1", 1 }, { "-G1", 1 }, { "--gpus-per-task=1", 1 }, { "--gresx", 0 },
+		{ "--job-name=gpus", 0 }, { "-p gres", 0 }, { "--gres=tmpfs:10G", 0 }, { "--tres-per-task=gres/gpu:1", 1 },
+		{ "--gres=mps:50", 1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(launch_slurm_args_ask_gpus(cases[i].args) == cases[i].asks, "srun arguments '%s' %s GPUs themselves",
+		      cases[i].args ? cases[i].args : "(none)", cases[i].asks ? "ask for" : "do not ask for");
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.slurm = 1;
+	cfg.slurm_args = "--gres=shard:1";
+	launch_worker_argv(&cfg, "serve", "cuda", &argv);
+	{
+		int gpus = 0, shard = 0;
+		for (size_t i = 0; i < argv.n; i++) {
+			gpus += !strcmp(argv.v[i], "--gpus=1");
+			shard += !strcmp(argv.v[i], "--gres=shard:1");
+		}
+		CHECK(!gpus && shard == 1, "a GPU step with --gres=shard:1 asks for the shard, not --gpus=1 as well");
+	}
+	strvec_clear(&argv);
+	cfg.slurm_args = "-p gpu";
+	launch_worker_argv(&cfg, "serve", "cuda", &argv);
+	{
+		int gpus = 0;
+		for (size_t i = 0; i < argv.n; i++)
+			gpus += !strcmp(argv.v[i], "--gpus=1");
+		CHECK(gpus == 1, "a GPU step with other arguments asks for --gpus=1");
+	}
+	strvec_clear(&argv);
+}
+
 void suite_pool(void)
 {
 	test_admission();
 	test_need();
 	test_secrets();
 	test_roofline();
+	test_slurm_gpus();
 }

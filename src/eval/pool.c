@@ -55,6 +55,7 @@ struct pool *pool_new(const struct config *cfg, const char *const *devices, int 
 		for (int i = 0; i < per_device; i++) {
 			char *log = log_dir ? xasprintf("%s/worker-%s-%d.log", log_dir, dv->lock, i) : NULL;
 			dv->slots[i].worker = worker_new(cfg, kind, log);
+			worker_set_lock(dv->slots[i].worker, dv->lock);
 			free(log);
 			dv->slots[i].device = d;
 			dv->slots[i].device_name = dv->name;

@@ -49,6 +49,7 @@ struct worker {
 	const struct config *cfg;
 	const char *kind;
 	char *log_path;		/* owned */
+	char *lock;		/* the device's lock key, told to a local worker for its start (owned), or NULL */
 	struct proc proc;
 	int running;
 	struct buf pending;	/* bytes read past the last line */
@@ -166,6 +167,8 @@ static int worker_start(struct worker *w)
 	strvec_push(&w->proc.argv, "--device");
 	strvec_push(&w->proc.argv, w->kind);
 	launch_worker_env(w->cfg, &w->proc.env);
+	if (w->lock && !w->cfg->slurm && !(w->cfg->worker_cmd && *w->cfg->worker_cmd))
+		strvec_pushf(&w->proc.env, "EGG_STARTUP_LOCK=%s", w->lock);
 	w->proc.use_env = 1;
 	w->proc.pipe_in = 1;
 	w->proc.pipe_out = 1;
@@ -391,6 +394,12 @@ long worker_retries(const struct worker *w)
 	return w->retries;
 }
 
+void worker_set_lock(struct worker *w, const char *lock)
+{
+	free(w->lock);
+	w->lock = lock ? xstrdup(lock) : NULL;
+}
+
 void worker_set_progress(struct worker *w, worker_progress_fn fn, void *arg)
 {
 	w->progress = fn;
@@ -427,5 +436,6 @@ void worker_free(struct worker *w)
 	json_decref(w->probe);
 	buf_release(&w->pending);
 	free(w->log_path);
+	free(w->lock);
 	free(w);
 }

@@ -45,6 +45,10 @@ long worker_retries(const struct worker *w);
  */
 typedef void (*worker_progress_fn)(void *arg, const char *step, double elapsed_s);
 void worker_set_progress(struct worker *w, worker_progress_fn fn, void *arg);
+/* The device lock key (the pool's: "cpu-0", "cuda-1") the worker's jobs use:
+ * a local worker takes its work lock for its start (the imports, seconds of
+ * CPU), so that no start runs beside another worker's timed loop. Copied. */
+void worker_set_lock(struct worker *w, const char *lock);
 /* The worker's probe (versions, GPUs, driver, sandbox), asked once per
  * worker process and kept; NULL with the error when the probe failed.
  * Borrowed: valid until the next call on `w`. */

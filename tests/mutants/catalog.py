@@ -166,6 +166,10 @@ OWN_MUTANTS = [
          find="        work.acquire()\n        b = spawn(reference.baseline,",
          replace="        work.start = time.time()\n        b = spawn(reference.baseline,",
          tests=["worker:test_exclusive"]),
+    dict(name="worker-starts-beside-timing", point="exclusivity: a worker's start is device work",
+         file="worker/egg_worker/main.py",
+         find="    with locks.startup(key, 60.0) if key else contextlib.nullcontext():",
+         replace="    with contextlib.nullcontext():", tests=["worker:test_exclusive"]),
     # A shorter chain per task: the rules on the profile, the tuning stages side by side.
     dict(name="mapping-rule-ignores-busy", point="chain: a rule settles a stage only on its figures",
          file="src/pipeline/ask.c", find="	return !has_any || any;", replace="	return !has_any || any || has_any;",

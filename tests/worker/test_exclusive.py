@@ -6,8 +6,8 @@ evaluate concurrently; every evaluation reports the span of its timed loop
 (On the H200, a 6.4 GB trial beside a timed loop doubled an eager baseline.)
 A fourth worker measures baselines meanwhile: their loading and warm-up are
 device work too, and their timed loops are timed loops (on a 2-core CPU a
-baseline warming up beside another's timed loop made a 0.2 ms eager read
-28 ms)."""
+baseline warming up, or a worker starting, beside another's timed loop made
+a 0.2 ms eager read 28 ms)."""
 from __future__ import annotations
 
 import json
@@ -101,6 +101,26 @@ def main() -> int:
     tap.ok(len(spans) == 1 and spans[0][0] >= released,
            "a baseline does not load while another job times the device: it loads once the device is free",
            f"released at {released}, spans {spans}")
+
+    # A worker's start (its imports: seconds of CPU) is device work too: one
+    # told its device's lock (EGG_STARTUP_LOCK, as egg's pool does) says
+    # hello only once the device is free. (The pause is longer than a start
+    # takes here, so that one that did not wait shows it.)
+    started: dict = {}
+
+    def start() -> None:
+        started["worker"] = Worker("cpu", env={"EGG_LOCK_DIR": lock_dir, "EGG_STARTUP_LOCK": lock})
+        started["hello_at"] = time.time()
+
+    with locks.device_lock({"lock": lock, "device": "cpu"}):
+        t = threading.Thread(target=start)
+        t.start()
+        time.sleep(6.0)
+        released = time.time()
+    t.join()
+    started["worker"].close()
+    tap.ok(started["hello_at"] >= released, "a worker starting while the device is timed says hello once it is free",
+           f"released at {released}, hello at {started['hello_at']}")
     return tap.done()
 
 

@@ -178,16 +178,25 @@ def serve(argv: list[str]) -> int:
         _OWN_DIRS.append(os.environ["TRITON_CACHE_DIR"])
         atexit.register(_remove_own_dirs)
 
-    import numpy
-    import torch
-    import triton
-    # What every evaluation process would import for itself otherwise, once
-    # here before any fork (1-3 s each): torch._dynamo (a TorchDispatchMode's
-    # first use loads it) and torch._inductor's config (which
-    # torch.use_deterministic_algorithms loads). Neither starts a thread or
-    # touches CUDA.
-    import torch._dynamo  # noqa: F401
-    import torch._inductor.config  # noqa: F401
+    # The imports are seconds of CPU: device work on this worker's device
+    # (EGG_STARTUP_LOCK: egg's lock key for it, where egg gives one), never
+    # beside a timed loop.
+    import contextlib
+
+    from . import locks
+
+    key = os.environ.get("EGG_STARTUP_LOCK")
+    with locks.startup(key, 60.0) if key else contextlib.nullcontext():
+        import numpy
+        import torch
+        import triton
+        # What every evaluation process would import for itself otherwise, once
+        # here before any fork (1-3 s each): torch._dynamo (a TorchDispatchMode's
+        # first use loads it) and torch._inductor's config (which
+        # torch.use_deterministic_algorithms loads). Neither starts a thread or
+        # touches CUDA.
+        import torch._dynamo  # noqa: F401
+        import torch._inductor.config  # noqa: F401
 
     from . import faults, messages, progress, sandbox
     from .device import job as device_jobs

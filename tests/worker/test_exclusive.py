@@ -121,6 +121,27 @@ def main() -> int:
     started["worker"].close()
     tap.ok(started["hello_at"] >= released, "a worker starting while the device is timed says hello once it is free",
            f"released at {released}, hello at {started['hello_at']}")
+
+    # Slurm steps that share one GPU (shards) lock that GPU, not their slots.
+    saved = {k: os.environ.get(k) for k in ("SLURM_STEP_ID", "CUDA_VISIBLE_DEVICES")}
+    try:
+        os.environ.update(SLURM_STEP_ID="0", CUDA_VISIBLE_DEVICES="1")
+        a = locks.lock_key({"lock": "slurm-0", "device": "cuda:0"})
+        b = locks.lock_key({"lock": "slurm-1", "device": "cuda:0"})
+        cpu = locks.lock_key({"lock": "slurm-1", "device": "cpu"})
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        other = locks.lock_key({"lock": "slurm-1", "device": "cuda:0"})
+        del os.environ["SLURM_STEP_ID"]
+        local = locks.lock_key({"lock": "cuda-0", "device": "cuda:0"})
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    tap.ok(a == b == "slurm-gpu-1" and other == "slurm-gpu-0" and cpu == "slurm-1" and local == "cuda-0",
+           "two Slurm GPU steps on one GPU share its lock; on two GPUs, or CPU steps, or outside Slurm, they do not",
+           f"{a} {b} {other} {cpu} {local}")
     return tap.done()
 
 

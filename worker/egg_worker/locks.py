@@ -27,8 +27,19 @@ import time
 
 
 def lock_key(job: dict) -> str:
-    """The job's device lock key (egg's device slot, e.g. cuda-0) or its device."""
-    return str(job.get("lock") or job["device"]).replace(":", "-").replace("/", "-")
+    """The job's device lock key (egg's device slot, e.g. cuda-0) or its device.
+    A GPU worker that is a Slurm step (egg's slot "slurm-N") locks the GPU
+    the step was given instead: two steps may share one GPU (a shard or MPS
+    share of it: --slurm-args "--gres=shard:1"), and their slots differ while
+    their GPU does not. The GPU is named as the step sees it
+    (CUDA_VISIBLE_DEVICES): where Slurm confines each step to its own GPUs
+    every step sees "0", and the steps of a node then time one at a time:
+    slower, never wrong."""
+    key = str(job.get("lock") or job["device"])
+    if key.startswith("slurm-") and str(job.get("device", "")).startswith("cuda") \
+            and os.environ.get("SLURM_STEP_ID") is not None:
+        key = "slurm-gpu-" + (os.environ.get("CUDA_VISIBLE_DEVICES") or "none")
+    return key.replace(":", "-").replace("/", "-").replace(",", "+")
 
 
 def _path(key: str, what: str) -> str:

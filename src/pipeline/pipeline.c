@@ -699,6 +699,41 @@ static int same_code(const char *a, const char *b)
 }
 
 /*
+ * A new kernel `src` (owned) written from `parent` in stage `st`, judged:
+ * the same code is no candidate; otherwise it is validated (with repairs)
+ * and kept only when valid, faster than `parent` by the acceptance rule,
+ * and its timing confirmed. Every outcome is recorded. Returns the kept
+ * candidate, or NULL. `plan` (may be NULL) is the plan it was written from.
+ */
+static struct cand *judge(struct pipe *p, const struct stage *st, const struct cand *parent, const char *id,
+			  char *src, const char *plan)
+{
+	struct cand *c;
+	int better;
+	if (same_code(src, parent->source)) {
+		decide(p, st->name, DEC_UNCHANGED, about(parent->id));
+		free(src);
+		return NULL;
+	}
+	if (!(c = new_cand(p, id, parent->id, st->name, src)))
+		return NULL;
+	c->plan = plan ? xstrdup(plan) : NULL;
+	validate(p, c, p->o->repairs, st->step_kind);
+	if (!c->valid) {
+		if (!p->stop)
+			decide(p, st->name, DEC_INVALID, json_pack("{s:s, s:i}", "candidate", c->id, "repairs", p->o->repairs));
+		return NULL;
+	}
+	better = pipeline_faster(c->ms, c->cv, parent->ms, parent->cv, p->env->eval.iters);
+	if (better && !timing_confirmed(p, c))
+		return NULL;
+	step(p, c, "selection", 1, better, better ? "faster than its parent" : "not faster than its parent");
+	decide(p, st->name, better ? DEC_ACCEPTED : DEC_NOT_FASTER,
+	       json_pack("{s:s, s:f, s:f}", "candidate", c->id, "kernel_ms", c->ms, "parent_ms", parent->ms));
+	return better ? c : NULL;
+}
+
+/*
  * Whether a rule on the parent's profile decides stage `st` without the
  * model (ask.h): then the decision is recorded with the figures it read and
  * the calls it saved, and 1 is returned.
@@ -736,8 +771,7 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 	char *timing = agents_timing_text(p->env->baseline, p->env->eval.device, parent->ms), *metrics, *decisions,
 	     *plan = NULL, *src;
 	json_t *analysis = NULL;
-	struct cand *c, *accepted = NULL;
-	int better;
+	struct cand *accepted = NULL;
 
 	if (st->tuning && !p->o->ask_always && rule_decides(p, st, parent)) {
 		free(timing);
@@ -782,28 +816,7 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 			decide(p, st->name, DEC_NO_KERNEL, about(parent->id));
 		goto out;
 	}
-	if (same_code(src, parent->source)) {
-		decide(p, st->name, DEC_UNCHANGED, about(parent->id));
-		free(src);
-		goto out;
-	}
-	if (!(c = new_cand(p, id, parent->id, st->name, src)))
-		goto out;
-	c->plan = plan ? xstrdup(plan) : NULL;
-	validate(p, c, p->o->repairs, st->step_kind);
-	if (!c->valid) {
-		if (!p->stop)
-			decide(p, st->name, DEC_INVALID, json_pack("{s:s, s:i}", "candidate", c->id, "repairs", p->o->repairs));
-		goto out;
-	}
-	better = pipeline_faster(c->ms, c->cv, parent->ms, parent->cv, p->env->eval.iters);
-	if (better && !timing_confirmed(p, c))
-		goto out;
-	step(p, c, "selection", 1, better, better ? "faster than its parent" : "not faster than its parent");
-	decide(p, st->name, better ? DEC_ACCEPTED : DEC_NOT_FASTER,
-	       json_pack("{s:s, s:f, s:f}", "candidate", c->id, "kernel_ms", c->ms, "parent_ms", parent->ms));
-	if (better)
-		accepted = c;
+	accepted = judge(p, st, parent, id, src, plan);
 out:
 	json_decref(analysis);
 	buf_release(&focus);
@@ -882,9 +895,8 @@ static struct cand *combine(struct pipe *p, struct cand *best, struct cand *cons
 	enum agent_outcome oc;
 	char *timing = agents_timing_text(p->env->baseline, p->env->eval.device, best->ms),
 	     *decisions = decisions_prompt_text(p->decisions), *src;
-	struct cand *c, *kept = NULL;
+	struct cand *kept = NULL;
 	double sol = json_num(best->eval, "sol_pct");
-	int better;
 
 	if (p->o->stop_at_sol > 0 && !isnan(sol) && sol >= p->o->stop_at_sol) {
 		decide(p, st->name, DEC_NOT_REFINED_AT_SOL, json_pack("{s:s, s:f, s:f}", "candidate", best->id, "sol_pct",
@@ -910,27 +922,7 @@ static struct cand *combine(struct pipe *p, struct cand *best, struct cand *cons
 			decide(p, st->name, DEC_NO_KERNEL, about(best->id));
 		goto out;
 	}
-	if (same_code(src, best->source)) {
-		decide(p, st->name, DEC_UNCHANGED, about(best->id));
-		free(src);
-		goto out;
-	}
-	if (!(c = new_cand(p, id, best->id, st->name, src)))
-		goto out;
-	validate(p, c, p->o->repairs, st->step_kind);
-	if (!c->valid) {
-		if (!p->stop)
-			decide(p, st->name, DEC_INVALID, json_pack("{s:s, s:i}", "candidate", c->id, "repairs", p->o->repairs));
-		goto out;
-	}
-	better = pipeline_faster(c->ms, c->cv, best->ms, best->cv, p->env->eval.iters);
-	if (better && !timing_confirmed(p, c))
-		goto out;
-	step(p, c, "selection", 1, better, better ? "faster than its parent" : "not faster than its parent");
-	decide(p, st->name, better ? DEC_ACCEPTED : DEC_NOT_FASTER,
-	       json_pack("{s:s, s:f, s:f}", "candidate", c->id, "kernel_ms", c->ms, "parent_ms", best->ms));
-	if (better)
-		kept = c;
+	kept = judge(p, st, best, id, src, NULL);
 out:
 	buf_release(&changes);
 	free(decisions);

@@ -174,10 +174,10 @@ OWN_MUTANTS = [
     dict(name="mapping-rule-ignores-busy", point="chain: a rule settles a stage only on its figures",
          file="src/pipeline/ask.c", find="	return !has_any || any;", replace="	return !has_any || any || has_any;",
          tests=["cli:t81-tuning"]),
-    dict(name="combination-kept-unjudged", point="chain: a combination must beat the best change",
+    dict(name="judge-counts-noise", point="chain: a combination must beat the best change by the rule",
          file="src/pipeline/pipeline.c",
-         find="	better = pipeline_faster(c->ms, c->cv, best->ms, best->cv, p->env->eval.iters);",
-         replace="	better = 1;", tests=["cli:t81-tuning"]),
+         find="	better = pipeline_faster(c->ms, c->cv, parent->ms, parent->cv, p->env->eval.iters);",
+         replace="	better = c->ms < parent->ms;", tests=["cli:t81-tuning"]),
 ]
 
 MUTANTS = OWN_MUTANTS + THREAT_MUTANTS

@@ -1080,6 +1080,10 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 			run_tuning(p, &stages[s]);
 			check_sol(p, stages[s].name);
 		}
+	/* A write the store refused in the last steps (a join's records, the
+	 * final decisions) stops the task too: nothing may end as done whose
+	 * record is not whole. */
+	store_broken(p);
 	out->rule_skips = rule_skips(p->decisions);
 	out->llm_chain = p->chain;
 	out->llm_s = env->agents->used.llm_ms / 1000;

@@ -170,6 +170,9 @@ OWN_MUTANTS = [
          file="worker/egg_worker/main.py",
          find="    with locks.startup(key, 60.0) if key else contextlib.nullcontext():",
          replace="    with contextlib.nullcontext():", tests=["worker:test_exclusive"]),
+    dict(name="store-error-after-last-step-ignored", point="store: a refused write in the last steps stops the task",
+         file="src/pipeline/pipeline.c", find="	 * final decisions) stops the task too: nothing may end as done whose\n	 * record is not whole. */\n	store_broken(p);",
+         replace="	 * final decisions) stops the task too. */", tests=["cli:t66-store-full"]),
     # A shorter chain per task: the rules on the profile, the tuning stages side by side.
     dict(name="mapping-rule-ignores-busy", point="chain: a rule settles a stage only on its figures",
          file="src/pipeline/ask.c", find="	return !has_any || any;", replace="	return !has_any || any || has_any;",

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../eval/roofline.h"
 #include "../util/buf.h"
 #include "../util/jsonnum.h"
 
@@ -24,20 +25,14 @@ static const struct {
  * calibration's "practical"), onto `t`; nothing without a figure. */
 static void practical_text(struct buf *t, const json_t *p)
 {
-	static const struct {
-		const char *scheme, *words;
-	} schemes[] = {
-		{ "fp32_ieee", "fp32 on the FMA units (ieee)" }, { "fp32_tf32x3", "fp32 as tf32x3" },
-		{ "fp32_presplit", "fp32 as the pre-split TF32 scheme" }, { "tf32", "plain TF32" }, { "bf16", "bf16" },
-	};
 	const json_t *rates = json_object_get(p, "flops_s");
 	int n = 0;
-	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
-		double r = json_num(rates, schemes[i].scheme);
+	for (size_t i = 0; i < eval_npractical_schemes; i++) {
+		double r = json_num(rates, eval_practical_schemes[i].key);
 		if (!(r > 0))
 			continue;
-		buf_addf(t, "%s%s %.1f", n++ ? ", " : "; egg's own Triton matrix products reach ", schemes[i].words,
-			 r / 1e12);
+		buf_addf(t, "%s%s %.1f", n++ ? ", " : "; egg's own Triton matrix products reach ",
+			 eval_practical_schemes[i].words, r / 1e12);
 	}
 	if (n)
 		buf_addf(t, " TFLOP/s here (%lld^3, measured: what a Triton kernel of that kind can expect)",

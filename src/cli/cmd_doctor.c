@@ -7,6 +7,7 @@
 #include "../eval/cache.h"
 #include "../eval/eval.h"
 #include "../eval/launch.h"
+#include "../eval/roofline.h"
 #include "../llm/llm.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -285,7 +286,7 @@ static json_t *collect_report(const struct config *cfg, const char *kind, const 
  * egg's own Triton matrix products reach: worker/egg_worker/device/
  * practical.py), from the evaluation cache when this device was calibrated
  * with this worker, else measured now and cached for the runs that follow.
- * {"device", "peaks", "practical"} or {"device", "error"}. Owned.
+ * {"device", "measured": the calibration} or {"device", "error"}. Owned.
  */
 static json_t *calibration(const struct cmd_ctx *ctx)
 {
@@ -318,12 +319,6 @@ static json_t *calibration(const struct cmd_ctx *ctx)
 
 static void print_calibration(const json_t *c)
 {
-	static const struct {
-		const char *scheme, *words;
-	} schemes[] = {
-		{ "fp32_ieee", "fp32 (ieee)" }, { "fp32_tf32x3", "fp32 as tf32x3" }, { "fp32_presplit", "fp32 pre-split" },
-		{ "tf32", "tf32" }, { "bf16", "bf16" },
-	};
 	const json_t *m = json_object_get(c, "measured"), *p = json_object_get(m, "practical"),
 		     *rates = json_object_get(p, "flops_s"), *e;
 	const char *scheme;
@@ -339,10 +334,10 @@ static void print_calibration(const json_t *c)
 	       json_num(m, "tf32_flops_s") / 1e12, json_num(m, "bf16_flops_s") / 1e12,
 	       !strcmp(str_or(c, "device", ""), "cpu") ? " (the CPU's torch; interpreted kernels are far from them)" : "");
 	printf("practical:     ");
-	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
-		if (json_num(rates, schemes[i].scheme) > 0)
-			printf("%s%s %.1f", n++ ? ", " : "egg's own Triton matrix products: ", schemes[i].words,
-			       json_num(rates, schemes[i].scheme) / 1e12);
+	for (size_t i = 0; i < eval_npractical_schemes; i++)
+		if (json_num(rates, eval_practical_schemes[i].key) > 0)
+			printf("%s%s %.1f", n++ ? ", " : "egg's own Triton matrix products: ",
+			       eval_practical_schemes[i].short_words, json_num(rates, eval_practical_schemes[i].key) / 1e12);
 	if (n)
 		printf(" TFLOP/s at %lld^3; fp32-accurate best: %s\n", json_integer_value(json_object_get(p, "size")),
 		       str_or(p, "fp32_best", "?"));

@@ -29,6 +29,15 @@ static const char *peak_of(const json_t *work, const char *precision, const json
 	return "fp32";
 }
 
+const struct eval_practical_scheme eval_practical_schemes[] = {
+	{ "fp32_ieee", "fp32 (ieee)", "fp32 on the FMA units (ieee)" },
+	{ "fp32_tf32x3", "fp32 as tf32x3", "fp32 as tf32x3" },
+	{ "fp32_presplit", "fp32 pre-split", "fp32 as the pre-split TF32 scheme" },
+	{ "tf32", "tf32", "plain TF32" },
+	{ "bf16", "bf16", "bf16" },
+};
+const size_t eval_npractical_schemes = sizeof(eval_practical_schemes) / sizeof(eval_practical_schemes[0]);
+
 /* The practical rate for the roofline's peak: what egg's own Triton matrix
  * product reached at calibration in that precision (the calibration's
  * "practical": worker/egg_worker/device/practical.py), the fastest

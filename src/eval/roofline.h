@@ -19,6 +19,15 @@ void eval_attach_roofline(json_t *baseline, const json_t *calibration, const cha
  * (its "practical") and they reach less than the peak, `practical_ms`: the
  * work at that rate (max with the memory side), the roofline object naming
  * `practical_scheme`, `practical_flops_s` and `practical_size`. */
+/* The schemes of the practical bound (the calibration's "practical":
+ * worker/egg_worker/device/practical.py), in the order they are stated:
+ * their key in "flops_s", short words (egg doctor) and the prompts' words. */
+struct eval_practical_scheme {
+	const char *key, *short_words, *words;
+};
+extern const struct eval_practical_scheme eval_practical_schemes[];
+extern const size_t eval_npractical_schemes;
+
 /* Appends what a roofline bound is made of, in the words every surface
  * uses (egg eval, the profile agent's prompt): "memory-bound: 190.0 MB at
  * 4.50 TB/s" or "compute-bound: 275 GFLOP at 784.4 TFLOP/s bf16" (int8

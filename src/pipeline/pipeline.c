@@ -827,6 +827,16 @@ out:
 	return accepted;
 }
 
+/* The id of pool member i's candidate in stage `name`: the stage's name,
+ * with ".kN" when the pool holds several (--top-k). */
+static void line_id(char *out, size_t n, const char *name, int i, int npool)
+{
+	if (npool > 1)
+		snprintf(out, n, "%s.k%d", name, i + 1);
+	else
+		snprintf(out, n, "%s", name);
+}
+
 /* One pool member's improvement in a tuning stage, on a branch of its own. */
 struct tune_line {
 	const struct stage *st;
@@ -856,10 +866,7 @@ static void run_tuning(struct pipe *p, const struct stage *st)
 		next[n++] = p->pool[i];
 		lines[i].st = st;
 		lines[i].parent = p->pool[i];
-		if (npool > 1)
-			snprintf(lines[i].id, sizeof(lines[i].id), "%s.k%d", st->name, i + 1);
-		else
-			snprintf(lines[i].id, sizeof(lines[i].id), "%s", st->name);
+		line_id(lines[i].id, sizeof(lines[i].id), st->name, i, npool);
 	}
 	if (npool == 1) {
 		lines[0].accepted = improve(p, st, lines[0].parent, lines[0].id);
@@ -982,10 +989,7 @@ static void run_tuning_together(struct pipe *p)
 		for (int i = 0; i < npool; i++, n++) {
 			lines[n].st = on[j];
 			lines[n].parent = p->pool[i];
-			if (npool > 1)
-				snprintf(lines[n].id, sizeof(lines[n].id), "%s.k%d", on[j]->name, i + 1);
-			else
-				snprintf(lines[n].id, sizeof(lines[n].id), "%s", on[j]->name);
+			line_id(lines[n].id, sizeof(lines[n].id), on[j]->name, i, npool);
 			lines[n].b = pipe_fork(p);
 			branch_start(lines[n].b, tune_line_run, &lines[n]);
 		}
@@ -1021,10 +1025,7 @@ static void run_tuning_together(struct pipe *p)
 			memset(c, 0, sizeof(*c));
 			continue;
 		}
-		if (npool > 1)
-			snprintf(c->id, sizeof(c->id), "%s.k%d", stages[STAGE_COMBINE].name, i + 1);
-		else
-			snprintf(c->id, sizeof(c->id), "%s", stages[STAGE_COMBINE].name);
+		line_id(c->id, sizeof(c->id), stages[STAGE_COMBINE].name, i, npool);
 		c->b = pipe_fork(p);
 		branch_start(c->b, combine_line_run, c);
 		ncombos++;

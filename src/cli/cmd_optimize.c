@@ -10,6 +10,7 @@
 #include "../run/whole.h"
 #include "../store/store.h"
 #include "../util/beat.h"
+#include "../util/jsonnum.h"
 #include "../util/hash.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -119,8 +120,8 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	struct run *run;
 	struct whole_opts wo = { min_share >= 0 ? min_share : 0.02, max_tasks, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
 	json_t *prog = NULL;
-	const json_t *e;
-	int code, unchanged;
+	const json_t *e, *uc;
+	int code, unchanged, slower;
 	char *again = resume ? NULL : go_on_with(ctx, ro->config);
 	struct beat beat = BEAT_INIT;
 	/* The program's own jobs (the split, its baselines, the composed
@@ -151,9 +152,12 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	if (!ctx->json)
 		report_print_program(stderr, prog);
 	e = json_object_get(prog, "end_to_end");
-	/* -o gets a program with kernels in it: an unchanged one is the input. */
+	/* -o gets a program with kernels in it (an unchanged one is the input)
+	 * that beats the original run its best way, by the user's clock. */
 	unchanged = json_is_true(json_object_get(prog, "unchanged"));
-	if (json_is_true(json_object_get(prog, "finished")) && output && !unchanged &&
+	uc = json_object_get(prog, "user_clock");
+	slower = json_is_true(json_object_get(uc, "judged")) && !json_is_true(json_object_get(uc, "faster"));
+	if (json_is_true(json_object_get(prog, "finished")) && output && !unchanged && !slower &&
 	    eval_passed(e) && copy_kernel(prog, "composed", output) < 0) {
 		code = err_report();
 		goto out;
@@ -175,6 +179,16 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 			/* Kernels were found, and none went into the program. */
 			err_set(ERR_REJECTED, "no kernel went into %s: the program is unchanged%s%s%s", subject,
 				output ? " ('" : "", output ? output : "", output ? "' is not written)" : "");
+			code = err_report();
+		} else if (code == EXIT_DONE && slower) {
+			/* It passed, and it is slower than what the user runs today. */
+			const json_t *orig = json_object_get(uc, "best_original"), *d = json_object_get(uc, "best_dropin");
+			err_set(ERR_REJECTED, "the drop-in is not faster than the program as its user runs it: %.4f ms per "
+				"forward (%s) against the original's %.4f ms (%s), by wall clock%s%s%s; it stays in '%s'",
+				json_num(d, "wall_ms"), json_string_value(json_object_get(d, "way")) ?: "none ran",
+				json_num(orig, "wall_ms"), json_string_value(json_object_get(orig, "way")) ?: "none ran",
+				output ? " ('" : "", output ? output : "", output ? "' is not written)" : "",
+				json_string_value(json_object_get(prog, "composed")) ?: "?");
 			code = err_report();
 		} else if (code == EXIT_DONE && !ctx->json) {
 			printf("%s\n", json_string_value(json_object_get(prog, "composed")));

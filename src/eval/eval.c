@@ -190,6 +190,24 @@ out:
 	return res;
 }
 
+json_t *eval_usertime(struct worker *w, const struct eval_opts *o, const char *task_source,
+		      const char *dropin_source, int wall_iters)
+{
+	json_t *req = run_request("usertime", o, task_source), *res;
+	int cpu = !strcmp(o->device, "cpu");
+	json_object_del(req, "clock");
+	json_object_set_new(req, "kernel_source", json_string(dropin_source));
+	json_object_set_new(req, "wall_iters", json_integer(wall_iters));
+	json_object_set_new(req, "ways", cpu ? json_pack("[s, s]", "eager", "plain")
+					     : json_pack("[s, s, s, s]", "eager", "plain", "compile", "compile_cudagraphs"));
+	json_object_set_new(req, "timeout_s", json_real(o->timeout_s * 8));
+	worker_set_progress(w, o->progress, o->progress_arg);
+	res = worker_call_retry(w, req, o->timeout_s * 8000 + 120000);
+	worker_set_progress(w, NULL, NULL);
+	json_decref(req);
+	return res;
+}
+
 json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source)
 {
 	json_t *facts = NULL, *req = NULL, *res = NULL;

@@ -68,6 +68,19 @@ void eval_result_key(struct worker *w, const struct eval_opts *o, const json_t *
 json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *task_source);
 
 /*
+ * A program and its drop-in (`dropin_source`, a composed ModelNew) timed
+ * as their user runs them (the worker's op "usertime"): the original
+ * plain, under torch.compile and under torch.compile with CUDA graphs, the
+ * drop-in the same three ways (on the CPU plain only: Inductor on the CPU
+ * around interpreted kernels says nothing), each by GPU time and by wall
+ * clock per forward over `wall_iters` calls, launch included. Returns
+ * {"original": {WAY: {"device_ms", "device_cv", "wall_ms"} or {"error"}} or
+ * {"error"}, "dropin": ...} (owned), or NULL on an infrastructure failure.
+ */
+json_t *eval_usertime(struct worker *w, const struct eval_opts *o, const char *task_source,
+		      const char *dropin_source, int wall_iters);
+
+/*
  * The device's measured peaks (the worker's calibration: bandwidth, FP32
  * FMA, TF32 and BF16 tensor-core FLOP/s), from the cache when this device,
  * driver, torch and Triton were calibrated before. Made once per process

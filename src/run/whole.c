@@ -201,9 +201,13 @@ static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const 
 static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *unfinished)
 {
 	const json_t *res = ts->result;
-	double se = json_num(res, "speedup_eager");
-	static const char *const copied[] = { "kernel_ms", "speedup_eager", "sol_pct", "eager_sol_pct", "roofline_ms" };
+	double se = json_num(res, "speedup_eager"), sc = json_num(res, "speedup_compile");
+	/* The bar is the user's: the faster of eager and torch.compile for the part. */
+	double best = isnan(sc) ? se : isnan(se) ? sc : fmin(se, sc);
+	static const char *const copied[] = { "kernel_ms", "speedup_eager", "speedup_compile", "sol_pct", "eager_sol_pct",
+					      "roofline_ms" };
 	json_object_set_new(sg, "task_id", json_string(ts->task_id));
+	json_object_set_new(sg, "speedup_best", num_or_null(best));
 	json_object_set(sg, "usage", json_object_get(res, "usage") ?: json_null());
 	for (size_t k = 0; k < sizeof(copied) / sizeof(copied[0]); k++)
 		json_object_set(sg, copied[k], json_object_get(res, copied[k]) ?: json_null());
@@ -221,9 +225,11 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 		set_outcome(sg, SG_AT_SOL, why);
 	} else if (!json_is_true(json_object_get(res, "found"))) {
 		set_outcome(sg, SG_NO_KERNEL, why);
-	} else if (!cpu && !(se > 1)) {
+	} else if (!cpu && !(best > 1)) {
 		json_decref(why);
-		set_outcome(sg, SG_SLOWER, json_sprintf("%.2fx of eager: the subgraph stays PyTorch", se));
+		set_outcome(sg, SG_SLOWER, json_sprintf("%.2fx of the faster of eager and torch.compile (%s): the "
+							"subgraph stays PyTorch", best,
+							isnan(sc) || se <= sc ? "eager" : "torch.compile"));
 	} else {
 		json_decref(why);
 		set_outcome(sg, SG_OPTIMIZED, NULL);
@@ -335,6 +341,63 @@ static int other_shapes(struct whole *w, const json_t *rows, const json_t *kerne
 	json_decref(summary);
 	json_decref(plan);
 	return rc;
+}
+
+/* The fastest way that ran of one side's ways ({WAY: {"wall_ms", ...}}):
+ * {"way", "wall_ms", "device_ms"} (owned), or null when none ran. */
+static json_t *best_way(const json_t *ways)
+{
+	const char *way, *best = NULL;
+	const json_t *w, *b = NULL;
+	json_object_foreach((json_t *)ways, way, w)
+		if (!isnan(json_num(w, "wall_ms")) && (!b || json_num(w, "wall_ms") < json_num(b, "wall_ms"))) {
+			best = way;
+			b = w;
+		}
+	return b ? json_pack("{s:s, s:o, s:o}", "way", best, "wall_ms", num_or_null(json_num(b, "wall_ms")), "device_ms",
+			     num_or_null(json_num(b, "device_ms")))
+		 : json_null();
+}
+
+/*
+ * The user's clock (eval_usertime): the original and the drop-in each run
+ * every way a user runs a model, and the best of each compared by wall
+ * clock per forward, launch included. On a GPU that comparison decides
+ * ("judged"): a drop-in not faster than the original run its best way is
+ * not a result (cmd_optimize: exit 1, no -o). On the CPU interpreted
+ * kernels are always slower and the figures are recorded unjudged, unless
+ * EGG_JUDGE_CPU_SPEED=1 (the tests of the rule). -1 on an infrastructure
+ * failure.
+ */
+#define USER_CLOCK_CALLS 100
+
+static int user_clock(struct whole *w, json_t *out, int cpu)
+{
+	struct buf text = BUF_INIT;
+	struct pool_slot *slot;
+	json_t *res, *orig, *drop;
+	const char *judge_cpu = getenv("EGG_JUDGE_CPU_SPEED");
+	double a, b;
+	if (fs_read(w->program_py, &text) < 0)
+		return -1;
+	slot = pool_acquire(w->rs->pool, 0);
+	res = eval_usertime(slot->worker, &w->eo, w->src, buf_str(&text), USER_CLOCK_CALLS);
+	pool_release(w->rs->pool, slot);
+	buf_release(&text);
+	if (!res)
+		return -1;
+	orig = best_way(json_object_get(res, "original"));
+	drop = best_way(json_object_get(res, "dropin"));
+	a = json_num(orig, "wall_ms");
+	b = json_num(drop, "wall_ms");
+	json_object_set_new(res, "calls", json_integer(USER_CLOCK_CALLS));
+	json_object_set_new(res, "best_original", orig);
+	json_object_set_new(res, "best_dropin", drop);
+	json_object_set_new(res, "speedup", !isnan(a) && !isnan(b) && b > 0 ? json_real(a / b) : json_null());
+	json_object_set_new(res, "faster", json_boolean(!isnan(a) && !isnan(b) && b < a));
+	json_object_set_new(res, "judged", json_boolean(!cpu || (judge_cpu && !strcmp(judge_cpu, "1"))));
+	json_object_set_new(out, "user_clock", res);
+	return 0;
 }
 
 /* The model calls and tokens of the program's tasks, and the calls one
@@ -496,6 +559,8 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 			task_path, run_id(r));
 		goto out;
 	}
+	/* The composed program runs its kernels on the device type they are checked on here. */
+	json_object_set_new(plan, "kernels_checked_on", json_stringn(w.eo.device, strcspn(w.eo.device, ":")));
 	slot = pool_acquire(rs->pool, 0);
 	facts = eval_device_facts(slot->worker, w.eo.device);
 	if (facts)
@@ -539,7 +604,8 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	json_object_set_new(out, "finished", json_true());
 	json_object_set_new(out, "end_to_end", end_to_end(e2e, baseline, w.eo.allow_torch));
 	json_object_set_new(out, "amdahl", whole_amdahl(rows, cpu));
-	if (eval_passed(e2e) && json_object_size(kernels) && other_shapes(&w, rows, kernels, out, wo) < 0)
+	if (eval_passed(e2e) && json_object_size(kernels) &&
+	    (other_shapes(&w, rows, kernels, out, wo) < 0 || user_clock(&w, out, cpu) < 0))
 		goto bad;
 write:
 	say_if_unchanged(out);

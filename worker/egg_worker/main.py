@@ -203,6 +203,7 @@ def serve(argv: list[str]) -> int:
     from .device import probe
     from .failures import InfraError, InputError, JobLost, TooBig
     from .program import job as program_jobs
+    from .program import usertime
     from .protocol import job as jobs
 
     sandbox.become_subreaper()
@@ -238,6 +239,7 @@ def serve(argv: list[str]) -> int:
         "profile": (lambda req: jobs.run_profile(ctx, req), True),
         "size": (lambda req: device_jobs.run_size(ctx, req), True),
         "split": (lambda req: program_jobs.run_split(ctx, req), True),
+        "usertime": (lambda req: usertime.run_usertime(ctx, req), True),
         "calibrate": (lambda req: device_jobs.run_calibrate(ctx, req), True),
         "shutdown": (lambda req: {}, False),
     }

@@ -49,6 +49,7 @@ REQUESTS: dict[str, dict] = {
                     ncu=_STR_OR_NONE),
     "calibrate": {"device": str, "timeout_s": _NUM, "lock": _STR_OR_NONE},
     "split": dict(_JOB, measure=bool, iters=int, name=str),
+    "usertime": dict(_JOB, kernel_source=str, precision=str, warmup=int, iters=int, wall_iters=int, ways=list),
     "shutdown": {},
 }
 
@@ -156,10 +157,11 @@ class Event:
     TASK_ERROR = "task_error"    # reference or baseline: the task itself is unusable
     SPLIT = "split"              # the split process: the plan, or why there is none
     SPLIT_STEP = "split_step"    # the split process: a step starts (tracing, measuring)
+    USERTIME = "usertime"        # a side of the user's clock: its ways' times, or why it could not run
 
     ALL = frozenset({LOADED, READY, PREPARED, OUTPUTS, COMPARED, TRIALS_DONE, TASK_FLAGS, WARM, CALIBRATED,
                      TIMED, GUARDED, VERIFIED, STATS, READY_TO_TIME, BASELINE, FAIL, HARNESS_ERROR, OOM,
-                     TASK_ERROR, SPLIT, SPLIT_STEP})
+                     TASK_ERROR, SPLIT, SPLIT_STEP, USERTIME})
 
 
 def check_internal(obj: dict) -> None:

@@ -137,7 +137,7 @@ def _scalar_closure(nodes: list, members: set, kinds: dict) -> list:
 
 
 def _dtype_text(d: torch.dtype) -> str:
-    return str(d).replace("torch.", "torch.")
+    return str(d)
 
 
 def _draw(value: torch.Tensor, producer: str | None, softmax_dim: int | None) -> str:
@@ -157,6 +157,43 @@ def _draw(value: torch.Tensor, producer: str | None, softmax_dim: int | None) ->
     if d != torch.float32:
         base = f"({base}).to({_dtype_text(d)})"
     return base
+
+
+# A task input the program lays out other than contiguous (a channels-last
+# view, a transposed operand, a chunk of a larger tensor, a broadcast): the
+# task draws it in that layout, so that its part is judged, and timed in
+# eager, as the program runs it (a cuDNN convolution on a channels-last view
+# runs another kernel than on a contiguous copy).
+STRIDED_HELPER = '''def _strided(x, stride, offset=0):
+    """x's values laid out as the program lays out this input: its strides
+    and its offset in its storage (stride 0: a broadcast dimension)."""
+    base = x
+    for d, s in enumerate(stride):
+        if s == 0 and x.shape[d] > 1:
+            base = base.narrow(d, 0, 1)
+    span = offset + 1 + sum((n - 1) * s for n, s in zip(base.shape, stride))
+    out = torch.empty(span, dtype=x.dtype, device=x.device).as_strided(base.shape, stride, offset)
+    out.copy_(base)
+    return out.expand(x.shape)'''
+
+
+def _layout(value: torch.Tensor) -> tuple | None:
+    """(strides, storage offset) of a value the program does not hold
+    contiguous from the start of its storage; None for a contiguous one, or
+    for a layout whose elements overlap other than by broadcasting (drawn
+    contiguous)."""
+    if value.is_contiguous() and value.storage_offset() == 0:
+        return None
+    stride = tuple(value.stride())
+    if any(st < 0 for st in stride):
+        return None
+    dims = sorted((st, n) for n, st in zip(value.shape, stride) if n > 1 and st != 0)
+    extent = 1
+    for st, n in dims:
+        if st < extent:
+            return None
+        extent = max(extent, st * (n - 1) + 1)
+    return stride, value.storage_offset()
 
 
 def _softmax_dim(n: torch.fx.Node) -> int | None:
@@ -373,7 +410,7 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
                     root.register_parameter(flat, t)
                 else:
                     root.register_buffer(flat, t)
-                expr, note = _param_expr(_real_attr(gm, n.target, t), is_param)
+                expr, note = _param_expr(t, is_param)
                 init_lines.append(f"self.{flat} = {expr}" if is_param else f"self.register_buffer({flat!r}, {expr})")
                 params[flat] = n.target
                 if note:
@@ -391,7 +428,7 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
     label = _label(gm, g.nodes, kinds)
     ops = [op_name(n, mods) for n in g.nodes if kinds[n.name] != "view"]
     # Inputs: how to draw each.
-    draws, uses_program = [], False
+    draws, uses_program, strided = [], False, False
     for a in inputs:
         v = values[a.name]
         if a.op == "placeholder":
@@ -399,7 +436,13 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
             uses_program = True
         elif is_tensor(v):
             prod = producers.get(a.name)
-            draws.append(_draw(v, prod, _softmax_dim(a) if prod in ("softmax", "log_softmax") else None))
+            draw = _draw(v, prod, _softmax_dim(a) if prod in ("softmax", "log_softmax") else None)
+            layout = _layout(v)
+            if layout is not None:
+                stride, offset = layout
+                draw = f"_strided({draw}, {stride!r}" + (f", {offset})" if offset else ")")
+                strided = True
+            draws.append(draw)
         else:
             draws.append(repr(v))
     used = set(re.findall(r"\b\w+\b", forward))
@@ -423,17 +466,27 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
         lines += EVAL_MODE_LINES if any(_has_statistics(mods[n.target]) for n in body if n.op == "call_module") \
             else ["        self.eval()"]
     lines += ["", forward.replace("def forward(self,", "def forward(self,", 1), "", ""]
+    if strided:
+        lines += [STRIDED_HELPER, "", ""]
     lines += ["def get_inputs():", f"    return [{', '.join(draws)}]", "", "",
               "def get_init_inputs():", "    return []", ""]
     source = "\n".join(lines)
     return {"name": label, "file": file_name, "ops": ops, "inputs": [a.name for a in inputs],
             "outputs": [o.name for o in outputs], "params": params, "source": source,
             "input_shapes": [list(values[a.name].shape) if is_tensor(values[a.name]) else None for a in inputs],
+            "input_layouts": [_layout_record(values[a.name]) for a in inputs],
+            "output_shapes": [list(values[o.name].shape) if is_tensor(values[o.name]) else None for o in outputs],
+            "output_layouts": [_layout_record(values[o.name]) for o in outputs],
             "notes": notes, "nodes": [n.name for n in g.nodes], "_sub": sub}
 
 
-def _real_attr(gm, target: str, t):
-    return t
+def _layout_record(v) -> dict | None:
+    """A tensor value's layout as the plan records it: dtype, strides and
+    storage offset (None for a value that is not a tensor)."""
+    if not is_tensor(v):
+        return None
+    return {"dtype": str(v.dtype).replace("torch.", ""), "stride": list(v.stride()),
+            "offset": v.storage_offset()}
 
 
 def _program_output(gm) -> str:

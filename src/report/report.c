@@ -513,6 +513,52 @@ static void print_other_shapes(FILE *f, const json_t *os)
 	}
 }
 
+/* One side's ways on the user's clock: "NAME WALL ms (DEVICE)" each. */
+static void print_ways(FILE *f, const char *side, const json_t *ways, const char *const *names,
+		       const char *const *words, int n)
+{
+	char b[2][16];
+	fprintf(f, "    %-9s", side);
+	if (json_string_value(json_object_get(ways, "error"))) {
+		fprintf(f, " could not run: %s\n", json_string_value(json_object_get(ways, "error")));
+		return;
+	}
+	for (int k = 0; k < n; k++) {
+		const json_t *w = json_object_get(ways, names[k]);
+		if (!w)
+			continue;
+		if (json_string_value(json_object_get(w, "error")))
+			fprintf(f, "  %s: failed (%.60s)", words[k], json_string_value(json_object_get(w, "error")));
+		else
+			fprintf(f, "  %s %s ms (%s)", words[k], fmt_figure("%.3f", json_num(w, "wall_ms"), b[0]),
+				fmt_figure("%.3f", json_num(w, "device_ms"), b[1]));
+	}
+	fputc('\n', f);
+}
+
+/* The user's clock (whole.c user_clock): the original and the drop-in each
+ * run every way a user runs a model, and which is faster run its best way. */
+static void print_user_clock(FILE *f, const json_t *uc)
+{
+	static const char *const orig[] = { "eager", "compile", "compile_cudagraphs" };
+	static const char *const drop[] = { "plain", "compile", "compile_cudagraphs" };
+	static const char *const words[] = { "plain", "torch.compile", "compile + CUDA graphs" };
+	const json_t *o = json_object_get(uc, "best_original"), *d = json_object_get(uc, "best_dropin");
+	char b[3][16];
+	if (!json_is_object(uc))
+		return;
+	fprintf(f, "  the user's clock (wall clock per forward over %lld calls, launch included; device time in "
+		   "brackets):\n", (long long)json_integer_value(json_object_get(uc, "calls")));
+	print_ways(f, "original", json_object_get(uc, "original"), orig, words, 3);
+	print_ways(f, "drop-in", json_object_get(uc, "dropin"), drop, words, 3);
+	fprintf(f, "    best: the drop-in %s, %s ms, against the original %s, %s ms: %s%s\n",
+		json_string_value(json_object_get(d, "way")) ?: "(none ran)", fmt_figure("%.3f", json_num(d, "wall_ms"), b[0]),
+		json_string_value(json_object_get(o, "way")) ?: "(none ran)", fmt_figure("%.3f", json_num(o, "wall_ms"), b[1]),
+		fmt_figure("%.2fx", json_num(uc, "speedup"), b[2]),
+		!json_is_true(json_object_get(uc, "judged")) ? " (not judged: interpreted kernels on the CPU say nothing of speed)"
+		: json_is_true(json_object_get(uc, "faster")) ? "; run the drop-in that way" : "; not faster: the drop-in is not a result");
+}
+
 void report_print_program(FILE *f, const json_t *prog)
 {
 	const json_t *sg, *e = json_object_get(prog, "end_to_end"), *a = json_object_get(prog, "amdahl");
@@ -585,6 +631,7 @@ void report_print_program(FILE *f, const json_t *prog)
 			   "would give %s\n", 100 * json_num(a, "skipped_share"),
 			fmt_figure("%.2fx", json_num(a, "without_skipped_speedup"), b[2]));
 	print_other_shapes(f, json_object_get(prog, "other_shapes"));
+	print_user_clock(f, json_object_get(prog, "user_clock"));
 	if (json_string_value(json_object_get(prog, "composed")))
 		fprintf(f, "  composed program: %s\n", json_string_value(json_object_get(prog, "composed")));
 }

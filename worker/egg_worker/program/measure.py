@@ -8,7 +8,7 @@ import torch
 import torch.fx
 
 from ..taskload import build, init_inputs, task_inputs
-from .trace import getattr_path
+from .trace import check_runs, getattr_path
 
 
 def measure_shares(task, plan: dict, gm, groups: list, device: str, iters: int) -> None:
@@ -18,6 +18,7 @@ def measure_shares(task, plan: dict, gm, groups: list, device: str, iters: int) 
     CPU), the median over `iters` runs; and the whole forward's time."""
     dev = torch.device(device)
     model = build(task.Model, init_inputs(task), 0, dev).to(dev)
+    check_runs(model, task, dev)
     for n in gm.graph.nodes:
         # Constants tracing made (a tensor the forward builds from literals):
         # their values, on the device.
@@ -56,12 +57,18 @@ def _gpu_times(model, real_gm, inputs: list, count: int, first: dict, last: dict
     def event():
         return torch.cuda.Event(enable_timing=True)
 
+    # The spin's cycles per millisecond follow the SM clock, which is low on
+    # an idle GPU and rises under load: measured again around every spin, so
+    # that a spin sized on a cold GPU does not end before the host has
+    # queued the forward (its launch would then be in every span: a split
+    # of ConvNeXt-T on a fresh H100 read 7.2 ms where the forward takes 3.7).
+    rate = {"cycles_per_ms": None}
     a, b = event(), event()
     a.record()
     torch.cuda._sleep(1_000_000)
     b.record()
     sync()
-    cycles_per_ms = 1_000_000 / max(a.elapsed_time(b), 1e-3)
+    rate["cycles_per_ms"] = 1_000_000 / max(a.elapsed_time(b), 1e-3)
 
     class Marked(torch.fx.Interpreter):
         def run_node(self, n):
@@ -75,11 +82,15 @@ def _gpu_times(model, real_gm, inputs: list, count: int, first: dict, last: dict
     def behind_spin(run, spin_ms: float) -> float:
         """Runs `run` behind a spin of `spin_ms`; its host time in ms."""
         sync()
-        torch.cuda._sleep(int(cycles_per_ms * spin_ms))
+        cycles = int(rate["cycles_per_ms"] * spin_ms)
+        a.record()
+        torch.cuda._sleep(cycles)
+        b.record()
         t0 = time.perf_counter()
         run()
         host = (time.perf_counter() - t0) * 1e3
         sync()
+        rate["cycles_per_ms"] = cycles / max(a.elapsed_time(b), 1e-3)
         return host
 
     times, totals = [[] for _ in range(count)], []

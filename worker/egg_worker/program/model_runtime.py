@@ -139,6 +139,10 @@ class Model(nn.Module):
             model = model.to(_EGG_DTYPES[EGG_MODEL["dtype"]])
         if EGG_MODEL["mode"] == "eval":
             _egg_random_statistics(model)
+        # A model that keeps a cache between calls (transformers' use_cache,
+        # on by default in its decoders) runs without it: a split program's
+        # parts each start afresh, and the drop-in computes the same logits.
+        self._egg_kwargs = _egg_without_cache(model)
         self.model = model
         self.train(EGG_MODEL["mode"] == "train")
         _egg_model_state_hooks(self)
@@ -153,10 +157,26 @@ def _egg_taking(count):
     if count not in _EGG_TAKING:
         names = ", ".join("x%d" % i for i in range(count))
         space = {}
-        exec("def forward(self, %s):\n    return _egg_tensors(self.model(%s))\n" % (names, names), globals(), space)
+        exec("def forward(self, %s):\n    return _egg_tensors(self.model(%s, **self._egg_kwargs))\n" % (names, names),
+             globals(), space)
         _EGG_TAKING[count] = type("Model", (Model,), {"forward": space["forward"], "__module__": __name__,
                                                       "__qualname__": "Model"})
     return _EGG_TAKING[count]
+
+
+def _egg_without_cache(model):
+    """The keyword arguments that run `model` without a cache: use_cache=False
+    where its forward takes use_cache (and its config's default off too)."""
+    import inspect
+
+    config = getattr(model, "config", None)
+    if config is not None and getattr(config, "use_cache", None):
+        config.use_cache = False
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {"use_cache": False} if "use_cache" in params else {}
 
 
 def _egg_input_count(model):

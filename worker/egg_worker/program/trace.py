@@ -73,6 +73,11 @@ def traced(model, inputs: list, task, task_path: str, real) -> tuple:
     except SplitError:
         raise
     except Exception as e:
+        # A program that does not run on its own inputs is the user's
+        # mistake, said in PyTorch's own words; only one that runs and
+        # cannot be traced is a tracing failure.
+        if real is not None:
+            check_runs(real, task, torch.device("cpu"))
         raise _trace_error(e, task_path) from None
     interp = _Values(gm)
     try:
@@ -178,7 +183,7 @@ def _is_leaf(m: nn.Module) -> bool:
 
 
 # Python types that torch accepts as dtypes (torch.ones(n, dtype=bool)).
-_TYPE_DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float32, complex: torch.complex64}
+_TYPE_DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
 
 
 class _Leaves:
@@ -217,12 +222,45 @@ class _ValueProxy(MetaProxy):
     def __index__(self):
         return operator.index(self._plain())
 
+    @property
+    def ndim(self):
+        # A tensor's rank is metadata, a plain value here as its shape and
+        # dtype are (torch's meta proxy leaves it a node without a value:
+        # `if mask.ndim == 2:` could not be decided).
+        meta = getattr(self, "_tensor_meta", None)
+        if isinstance(meta, torch.Tensor):
+            return meta.ndim
+        return self.tracer.create_proxy("call_function", getattr, (self, "ndim"), {})
+
+
+def _embedding_meta(self: nn.Embedding, input: torch.Tensor) -> torch.Tensor:
+    """An embedding's value in the program's dtype (torch's meta tracer
+    makes it float32 whatever the table's dtype: a bf16 decoder's RMSNorm
+    then cast back to float32, `hidden_states.to(input_dtype)`)."""
+    return torch.empty(*input.shape, self.weight.shape[-1], device="meta", dtype=self.weight.dtype)
+
 
 class _MetaTracer(_Leaves, MetaTracer):
     """The same, with values that carry their meta tensors while tracing,
     so that sizes and shapes are plain values: a loop over a tensor's length
     is unrolled, a slice up to a size is a slice. Tried when plain tracing
-    fails."""
+    fails. A value's dtype is a plain value here too (a cast to
+    `x.dtype` is a cast to that dtype), so every value must carry the
+    dtype the program gives it: torch's own stand-ins that do not (an
+    embedding's, torch.where's by addition) are replaced while it traces."""
+
+    def trace(self, root, meta_args, concrete_args=None):
+        from torch.fx.experimental import meta_tracer
+
+        table = meta_tracer.manual_meta_overrides
+        saved = dict(table)
+        table[nn.Embedding] = _embedding_meta
+        table.pop(torch.where, None)
+        try:
+            return super().trace(root, meta_args=meta_args, concrete_args=concrete_args)
+        finally:
+            table.clear()
+            table.update(saved)
 
     def proxy(self, node):
         return _ValueProxy(node, self)
@@ -269,7 +307,7 @@ def _trace(model: nn.Module, inputs: list, module):
     given = [inputs[i] for i, p in enumerate(params) if i < len(inputs) and p.name in meta_args]
     index = {p.name: i for i, p in enumerate(params) if i < len(inputs) and p.name in meta_args}
     wrap = _wrapped(module)
-    first = None
+    failures = []
     for tracer in (_Tracer(autowrap_functions=wrap), _MetaTracer(autowrap_functions=wrap)):
         try:
             if isinstance(tracer, MetaTracer):
@@ -290,8 +328,11 @@ def _trace(model: nn.Module, inputs: list, module):
         except SplitError:
             raise
         except Exception as e:
-            first = first or e
-    raise first
+            graph = getattr(tracer, "graph", None)
+            failures.append((len(graph.nodes) if graph is not None else 0, len(failures), e))
+    # The failure of the tracer that got furthest (the most nodes recorded;
+    # the first tracer's on a tie) is the construct that stops the split.
+    raise max(failures, key=lambda f: (f[0], -f[1]))[2]
 
 
 def _drop_probes(graph) -> None:
@@ -304,15 +345,57 @@ def _drop_probes(graph) -> None:
             graph.erase_node(n)
 
 
-def _trace_error(e: Exception, task_path: str) -> SplitError:
-    """The construct that stopped tracing, and where in the program it is."""
-    where = ""
-    for fr in reversed(traceback.extract_tb(e.__traceback__)):
+def _code_frame(e: Exception, task_path: str):
+    """The frame of the program's or its model library's code where tracing
+    stopped: the innermost one in the program's file, else the innermost
+    outside torch, Python's own library and egg (a transformers model's
+    modeling file, the user's own model file)."""
+    import os
+    import sysconfig
+
+    frames = traceback.extract_tb(e.__traceback__)
+    for fr in reversed(frames):
         if fr.filename == task_path:
-            where = f" at line {fr.lineno}: `{(fr.line or '').strip()[:80]}`"
-            break
+            return fr
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    egg_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    stdlib = sysconfig.get_paths()["stdlib"] + os.sep
+
+    def library_or_program(path: str) -> bool:
+        if path.startswith(torch_dir) or path.startswith(egg_dir):
+            return False
+        return "site-packages" in path or "dist-packages" in path or not path.startswith(stdlib)
+
+    for fr in reversed(frames):
+        if not fr.filename.startswith("<") and library_or_program(os.path.abspath(fr.filename)):
+            return fr
+    return None
+
+
+_METADATA = ("dtype", "shape", "ndim", "device", "size(", "dim(", "is_floating_point", "is_cuda", "numel(")
+
+
+def _tests_metadata(fr) -> bool:
+    """Whether the line where tracing stopped decides on a tensor's
+    metadata (`if mask.ndim == 2:`, `if x.dtype == torch.float16:`) rather
+    than on its values."""
+    line = (fr.line or "") if fr is not None else ""
+    return any("." + word in line for word in _METADATA)
+
+
+def _trace_error(e: Exception, task_path: str) -> SplitError:
+    """The construct that stopped tracing, and where in the program or its
+    model's library it is (file and line)."""
+    where = ""
+    fr = _code_frame(e, task_path)
+    if fr is not None:
+        at = f"line {fr.lineno}" if fr.filename == task_path else f"{fr.filename}:{fr.lineno}"
+        where = f" at {at}: `{(fr.line or '').strip()[:80]}`"
     msg = str(e).split("\n")[0]
-    if "symbolically traced variables cannot be used as inputs to control flow" in msg:
+    if "symbolically traced variables cannot be used as inputs to control flow" in msg and _tests_metadata(fr):
+        what = ("a decision on a tensor's dtype, shape or device that tracing could not settle (not on its "
+                "values)")
+    elif "symbolically traced variables cannot be used as inputs to control flow" in msg:
         what = "data-dependent control flow (an `if` or `while` on a tensor's values)"
     elif "object cannot be interpreted as an integer" in msg or "iteration over a 0-d" in msg or \
             "Proxy object cannot be iterated" in msg:
@@ -320,6 +403,33 @@ def _trace_error(e: Exception, task_path: str) -> SplitError:
     else:
         what = f"{type(e).__name__}: {msg[:160]}"
     return SplitError(f"the forward cannot be traced: {what}{where}")
+
+
+# What a user's input mistake looks like in PyTorch's words, and the hint
+# that says what to change (--inputs of a model spec; get_inputs of a file).
+_INPUT_HINTS = (
+    ("index out of range in self", "token ids at or above the vocabulary: give their bound, SHAPE:int64:HIGH "
+                                   "with HIGH at most the vocabulary's size"),
+    ("channels", "the input's channels do not match the model's first layer"),
+    ("indices", "a floating input where the model takes token ids: give SHAPE:int64:HIGH"),
+    ("scalar type Long", "a floating input where the model takes token ids: give SHAPE:int64:HIGH"),
+    ("must have the same dtype", "inputs of another dtype than the model's"),
+    ("shape", "an input shape the model does not take"),
+)
+
+
+def check_runs(model: nn.Module, task, device: torch.device) -> None:
+    """The program's own forward on its own inputs, once: a SplitError (the
+    user's input, exit 2) with PyTorch's message and a hint when it fails."""
+    try:
+        inputs = task_inputs(task, 0, device)
+        with torch.no_grad():
+            model(*inputs)
+    except Exception as e:
+        msg = " ".join(str(e).split())[:300]
+        hint = next((h for key, h in _INPUT_HINTS if key in msg), "check the inputs' shapes, dtypes and bounds")
+        raise SplitError(f"the program fails on its inputs: {type(e).__name__}: {msg} ({hint}: --inputs of a "
+                         f"model spec, get_inputs() of a program file)") from None
 
 
 class _Values(torch.fx.Interpreter):

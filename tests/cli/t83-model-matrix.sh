@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# t83-model-matrix.sh: the models people run, as they come (transformers'
+# default configurations at small sizes, tests/tasks/models/decoders.py),
+# in fp32 and bf16: each splits (a Llama-family decoder's RMSNorm keeps the
+# program's dtype; a model that takes use_cache runs without its cache) and
+# its identity composition passes egg eval. A user's own mistake in
+# --inputs is exit 2 in PyTorch's words with a hint, never egg's failure.
+. "$(dirname "$0")/../lib.sh"
+
+M=$SRC/tests/tasks/models/decoders.py
+row() { # row MODEL DTYPE INPUTS SUBGRAPHS DISTINCT
+	local d=$TMP/$1-$2
+	run_egg split --device cpu --no-measure "$M:$1" "$d" --inputs "$3" --dtype "$2" --json
+	if [ "$RC" -ne 0 ]; then
+		not_ok "$1 in $2 splits"
+		diag "$(tail -1 "$ERR")"
+		return
+	fi
+	local prog counts
+	prog=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["program_file"])' "$OUT")
+	counts=$(python3 -c 'import json,sys; s=[x for x in json.load(open(sys.argv[1]))["subgraphs"] if not x.get("glue")]; print(len(s), sum(1 for x in s if x.get("occurrences")))' "$OUT")
+	check "$1 in $2 splits into $4 subgraphs, $5 distinct tasks (got $counts)" test "$counts" = "$4 $5"
+	run_egg compose "$prog" "$d" -o "$d/composed.py" --keep-torch
+	run_egg eval --device cpu --allow-torch --iters 2 --warmup 1 --trials 2 --compile-mode none "$prog" "$d/composed.py"
+	expect_rc 0 "$1 in $2: the identity composition passes egg eval"
+}
+for dtype in fp32 bf16; do
+	row llama $dtype 2x16:int64:512 18 11
+	row mistral $dtype 2x16:int64:512 18 11
+	row qwen2 $dtype 2x16:int64:512 18 11
+	row gpt2 $dtype 2x16:int64:512 13 9
+	row bert $dtype 2x16:int64:512 18 10
+done
+grep -q "use_cache=False" "$TMP/llama-bf16/llama_bf16.py" &&
+	grep -q "runs without it" "$TMP/llama-bf16/llama_bf16.py"
+check "the program egg wrote says the model runs without its cache" test $? -eq 0
+
+# T5Model's forward takes (input_ids, attention_mask, decoder_input_ids, ...):
+# two inputs by position give the decoder none, and egg says so in
+# transformers' words, as the user's input (naming inputs is not built yet).
+run_egg split --device cpu --no-measure "$M:t5" "$TMP/t5" --inputs 2x16:int64:512,2x8:int64:512
+expect_rc 2 "T5 with two inputs by position is the user's input (exit 2)"
+expect_err "^egg: error: cannot split .*: the program fails on its inputs: ValueError: You must specify exactly one of input_ids or inputs_embeds" \
+	"in transformers' own words"
+
+# A decision on a dtype or a rank is settled while tracing, never called
+# data-dependent.
+run_egg split --device cpu --no-measure "$SRC/tests/tasks/programs/dtype_check.py" "$TMP/dc"
+expect_rc 0 "a forward that tests its input's dtype and rank splits"
+
+# A user's own mistake: exit 2 in PyTorch's words, with a hint.
+run_egg split --device cpu "$M:bert" "$TMP/bad-ids" --inputs 2x16:int64:50000
+expect_rc 2 "token ids above the vocabulary are the user's input (exit 2)"
+expect_err "^egg: error: cannot split .*: the program fails on its inputs: IndexError: index out of range in self \(token ids at or above the vocabulary: give their bound, SHAPE:int64:HIGH" \
+	"in PyTorch's words with the hint"
+run_egg split --device cpu --no-measure "$M:bert" "$TMP/bad-float" --inputs 2x16
+expect_rc 2 "a floating input where the model takes ids is the user's input (exit 2)"
+expect_err "the program fails on its inputs: RuntimeError: .*indices.* \(a floating input where the model takes token ids" \
+	"with the hint"
+finish

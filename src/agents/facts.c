@@ -2,6 +2,7 @@
 #include "facts.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../eval/eval.h"
@@ -83,4 +84,57 @@ char *agents_seed_diversity(int seeds, const char *approaches)
 					 : "Pick the algorithm you consider best for this device.");
 	return xasprintf("Earlier seeds used these approaches: %s. Use a structurally different algorithm (different "
 			 "decomposition of the work, different data flow), not a re-tuning of those.", approaches);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *agents_launch_text(const json_t *eval)
+{
+	struct buf t = BUF_INIT;
+	const json_t *c, *grid, *v;
+	const char *key;
+	size_t i, k;
+	if (!json_array_size(json_object_get(eval, "launch_configs")))
+		return xstrdup("Launch configuration: none recorded for this kernel.");
+	buf_adds(&t, "Launch configuration of the current kernel, as it ran (each Triton kernel's launch; for an "
+		     "autotuned kernel, the configuration the autotuner chose):");
+	json_array_foreach(json_object_get(eval, "launch_configs"), i, c) {
+		int first = 1;
+		buf_addf(&t, "\n- %s: grid ", json_string_value(json_object_get(c, "kernel")) ?: "?");
+		grid = json_object_get(c, "grid");
+		if (json_array_size(grid)) {
+			buf_adds(&t, "(");
+			json_array_foreach(grid, k, v)
+				buf_addf(&t, "%s%lld", k ? ", " : "", (long long)json_integer_value(v));
+			buf_adds(&t, ")");
+		} else {
+			buf_adds(&t, "not known");
+		}
+		/* In key order: a cached evaluation's object comes back sorted, and
+		 * the same kernel must give the same prompt (the reply cache). */
+		const char *keys[32];
+		size_t nkeys = 0;
+		json_object_foreach((json_t *)json_object_get(c, "config"), key, v)
+			if (nkeys < sizeof(keys) / sizeof(keys[0]))
+				keys[nkeys++] = key;
+		qsort(keys, nkeys, sizeof(keys[0]), by_name);
+		for (k = 0; k < nkeys; k++) {
+			key = keys[k];
+			v = json_object_get(json_object_get(c, "config"), key);
+			buf_addf(&t, "%s%s=", first ? "; " : ", ", key);
+			first = 0;
+			if (json_is_integer(v))
+				buf_addf(&t, "%lld", (long long)json_integer_value(v));
+			else if (json_is_real(v))
+				buf_addf(&t, "%g", json_real_value(v));
+			else if (json_is_boolean(v))
+				buf_adds(&t, json_is_true(v) ? "True" : "False");
+			else
+				buf_addf(&t, "%s", json_string_value(v) ?: "?");
+		}
+	}
+	return buf_detach(&t);
 }

@@ -777,8 +777,17 @@ static struct cand *improve(struct pipe *p, const struct stage *st, struct cand 
 		free(timing);
 		return NULL;
 	}
-	metrics = agents_metrics_text(profile(p, parent), st->focus, 4,
-				      json_integer_value(json_object_get(parent->eval, "triton_launches")));
+	{
+		/* The profile's figures, then how the kernel was launched: a tuning
+		 * stage changes grids, block sizes, warps and stages, and must know
+		 * which ones the current kernel ran with (its autotuner's choice). */
+		char *figures = agents_metrics_text(profile(p, parent), st->focus, 4,
+						    json_integer_value(json_object_get(parent->eval, "triton_launches")));
+		char *launch = agents_launch_text(parent->eval);
+		metrics = xasprintf("%s\n%s", figures, launch);
+		free(figures);
+		free(launch);
+	}
 	decisions = st->sees_decisions ? decisions_prompt_text(p->decisions) : xstrdup("none yet");
 	for (int f = 0; f < 4 && st->focus[f]; f++)
 		buf_addf(&focus, "%s%s", f ? ", " : "", st->focus[f]);

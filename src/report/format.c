@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../util/buf.h"
+#include "../util/jsonnum.h"
 
 /* A task's status as the reports show it: a finished task that found no
  * kernel is "no kernel" (its reason follows), not "done". */
@@ -87,4 +88,15 @@ char *fmt_setup_line(const json_t *rep)
 		buf_addf(&b, " %s", json_string_value(d));
 	buf_addf(&b, "; %s", json_string_value(json_object_get(su, "timing")));
 	return buf_detach(&b);
+}
+
+const char *fmt_slower(const json_t *t)
+{
+	double se = json_num(t, "speedup_eager"), sc = json_num(t, "speedup_compile");
+	/* The bar is the faster of eager and torch.compile: what the user runs. */
+	if (!isnan(sc) && sc < 1 && (isnan(se) || sc < se))
+		return "  slower than torch.compile: keep PyTorch";
+	if (!isnan(se) && se < 1)
+		return "  slower than eager: keep PyTorch";
+	return "";
 }

@@ -24,4 +24,9 @@ const char *fmt_rate(double v, char *out);
 /* The run's setup as one line ("model M; devices D...; timing"). Owned. */
 char *fmt_setup_line(const json_t *rep);
 
+/* "  slower than eager: keep PyTorch" (or "... than torch.compile ...",
+ * whichever of the two is the faster bar the kernel does not beat) for a
+ * task summary's kernel, else "". Static text. */
+const char *fmt_slower(const json_t *t);
+
 #endif

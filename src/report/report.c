@@ -412,7 +412,7 @@ void report_print_text(FILE *f, const json_t *rep)
 			fprintf(f, "%12s %10s %10s %6s%s%s", fmt_figure("%.4f", json_num(t, "kernel_ms"), ms),
 				fmt_ratio(json_num(t, "speedup_eager"), se), fmt_ratio(json_num(t, "speedup_compile"), sc),
 				fmt_figure("%.1f%%", json_num(t, "sol_pct"), sol),
-				json_num(t, "speedup_eager") < 1 ? "  slower than eager: keep PyTorch" : "",
+				fmt_slower(t),
 				json_is_object(json_object_get(t, "sol_stop")) ? "  stopped at the speed of light" : "");
 			if (!isnan(json_num(t, "practical_pct")))
 				fprintf(f, "  %.0f%% of the practical bound", json_num(t, "practical_pct"));

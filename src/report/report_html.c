@@ -329,8 +329,8 @@ static void html_task_row(struct buf *b, const json_t *t, const char *path)
 	} else
 		buf_adds(b, "<td>-</td>");
 	buf_addf(b, "<td>%s</td>", found ? fmt_figure("%.1f%%", json_num(t, "sol_pct"), x[5]) : "-");
-	if (found && json_num(t, "speedup_eager") < 1)
-		buf_adds(b, "<td class=\"fail\">slower than eager: keep PyTorch</td>");
+	if (found && *fmt_slower(t))
+		buf_addf(b, "<td class=\"fail\">%s</td>", fmt_slower(t) + 2);
 	else if (json_is_object(json_object_get(t, "sol_stop")))
 		buf_adds(b, "<td class=\"ok\">stopped at the speed of light</td>");
 	else

@@ -77,6 +77,12 @@ def find(name, *texts):
 debug, repair = find("debug agent"), find("code agent, mode: repair")
 seed2 = [u for (ro, u) in map(role, reqs) if ro == "code agent, mode: seed"][1]
 refine1 = find("profile agent, mode: algorithmic refinement", "flat 1D blocks")
+# The tuning stages read how the current kernel was launched: its grid and
+# the configuration its autotuner chose (refined.py autotunes over one).
+for stage in ("parallel mapping", "tensor tiling", "memory optimization"):
+    tuning = find("profile agent, mode: " + stage, "Launch configuration of the current kernel")
+    line = next((l for l in tuning.splitlines() if l.startswith("- brs_kernel: grid (")), None)
+    assert line and "BLOCK=1024" in line and "num_warps=4" in line and "num_stages=3" in line, tuning[-1500:]
 # The debug agent gets the compile error log; the code agent gets its diagnosis, not the raw log.
 assert "relu_that_does_not_exist" in debug and "Error log:" in debug
 assert "critical_issue" in repair and "Error log:" not in repair

@@ -5,6 +5,9 @@ import triton
 import triton.language as tl
 
 
+# One configuration, so that Triton's interpreter runs the autotuner too (it
+# cannot time several there): the tuning stages' prompts state its choice.
+@triton.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=4)], key=["n_elem"])
 @triton.jit
 def brs_kernel(x_ptr, b_ptr, out_ptr, n_cols, n_elem, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -22,5 +25,5 @@ class ModelNew(nn.Module):
     def forward(self, x):
         out = torch.empty_like(x)
         n = x.numel()
-        brs_kernel[(triton.cdiv(n, 1024),)](x, self.bias, out, x.shape[-1], n, BLOCK=1024)
+        brs_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, self.bias, out, x.shape[-1], n)
         return out

@@ -335,7 +335,8 @@ def _trial(ch: Channel, job: dict, task, model, guard: Guard, timer: Timer, devi
     strays = candidate_threads(threads0, job.get("kernel_path") or "")
     if strays:
         raise Failure("integrity", f"forward left threads running: {', '.join(strays)}")
-    ch.send({"event": Event.OUTPUTS, "trial": t, "specs": specs, "launches": guard.launches})
+    ch.send({"event": Event.OUTPUTS, "trial": t, "specs": specs, "launches": guard.launches,
+             "launch_configs": list(guard.configs.values())})
     return guard.launches
 
 

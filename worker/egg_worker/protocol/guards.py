@@ -54,13 +54,42 @@ def _crosses_devices(name: str, args, kwargs) -> bool:
     return False
 
 
+def launch_config(fn_self, args: tuple, kwargs: dict) -> dict:
+    """One Triton launch as the tuning stages read it: the kernel's name,
+    its grid (a callable grid evaluated as Triton does, on the launch's
+    named arguments) and its compile-time values: the block sizes and the
+    warps and stages (an autotuned kernel's chosen configuration arrives
+    here as keyword arguments)."""
+    names = list(getattr(fn_self, "arg_names", None) or [])
+    named = dict(zip(names, args))
+    named.update({k: v for k, v in kwargs.items() if k not in ("grid", "warmup")})
+    grid = kwargs.get("grid")
+    if callable(grid):
+        try:
+            grid = grid(named)
+        except Exception:
+            grid = None
+    if isinstance(grid, int):
+        grid = (grid,)
+    constexpr = {p.name for p in getattr(fn_self, "params", []) if getattr(p, "is_constexpr", False)}
+    values = {k: v for k, v in named.items()
+              if (k in constexpr or k in kwargs) and isinstance(v, (bool, int, float, str)) and v is not None}
+    fn = getattr(fn_self, "fn", None)
+    return {"kernel": str(getattr(fn, "__name__", None) or getattr(fn_self, "__name__", "?"))[:60],
+            "grid": [int(g) for g in grid][:3] if isinstance(grid, (tuple, list)) and
+            all(isinstance(g, int) for g in grid) else None,
+            "config": {str(k)[:40]: v if not isinstance(v, str) else v[:40] for k, v in list(values.items())[:24]}}
+
+
 class Guard:
-    """Counts Triton launches (JIT and interpreter) and watches ATen ops."""
+    """Counts Triton launches (JIT and interpreter), keeps each kernel's
+    last launch configuration, and watches ATen ops."""
 
     def __init__(self) -> None:
         self.launches = 0
         self.in_launch = 0
         self.violations: list[str] = []
+        self.configs: dict = {}
         self._patch()
 
     def _wrap(self, cls) -> None:
@@ -70,6 +99,11 @@ class Guard:
         def run(fn_self, *args, **kwargs):
             if not kwargs.get("warmup", False):
                 guard.launches += 1
+                if len(guard.configs) < 16 or id(fn_self) in guard.configs:
+                    try:
+                        guard.configs[id(fn_self)] = launch_config(fn_self, args, kwargs)
+                    except Exception:
+                        pass
             guard.in_launch += 1
             try:
                 return original(fn_self, *args, **kwargs)

@@ -167,6 +167,26 @@ def _gb(n) -> str:
     return f"{(n or 0) / 1e9:.2f} GB"
 
 
+def _launch_configs(got) -> list:
+    """The candidate's launch configurations (guards.launch_config: each
+    kernel's name, grid and compile-time values) as the tuning stages read
+    them. The candidate's own word, informational: kept to its shape and
+    size, never trusted for a verdict."""
+    out = []
+    for c in got if isinstance(got, list) else []:
+        if not isinstance(c, dict) or not isinstance(c.get("config"), dict):
+            continue
+        grid = c.get("grid")
+        out.append({"kernel": str(c.get("kernel"))[:60],
+                     "grid": [int(g) for g in grid[:3]] if isinstance(grid, list) and all(
+                         isinstance(g, int) and not isinstance(g, bool) for g in grid) else None,
+                     "config": {str(k)[:40]: v for k, v in list(c["config"].items())[:24]
+                                if isinstance(v, (bool, int, float)) or (isinstance(v, str) and len(v) <= 40)}})
+        if len(out) == 16:
+            break
+    return out
+
+
 def _refuse_if_too_big(ctx: dict, job: dict, processes: int = 2) -> None:
     """An evaluation (processes=2) or a baseline (1) that cannot fit in
     memory is refused before anything of it is allocated
@@ -205,7 +225,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     trial_seeds = [_seed() for _ in range(trials)]
     res = {"verdict": "fail", "stage": "load", "reason": None, "log": "", "trials": trials,
            "correct_trials": 0, "trials_run": 0, "max_abs_err": None, "max_rel_err": None, "kernel_ms": None,
-           "triton_launches": None, "device": common["device"], "timing": None,
+           "triton_launches": None, "launch_configs": [], "device": common["device"], "timing": None,
            "flags": [] if selfcheck else static_scan.scan(job["kernel_source"]),
            "compile_s": None, "sandbox": None, "phases_s": phases.seconds, "ran_alone": alone,
            "selfcheck": selfcheck, "truth": None, "memory": {}, "io_bytes": None}
@@ -279,6 +299,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                     res["output_region"] = specs[0]["where"]  # informational: the candidate's own word
                 n = int(msg.get("launches") or 0)
                 res["triton_launches"] = n if t == 1 else max(res["triton_launches"] or 0, n)
+                res["launch_configs"] = _launch_configs(msg.get("launch_configs"))
                 r.ch.send({"cmd": Cmd.COMPARE, "trial": t, "specs": specs})
                 cmp = _reference_msg(r, deadline)
                 res["trials_run"] = t + 1

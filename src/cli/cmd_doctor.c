@@ -231,7 +231,7 @@ static json_t *collect_report(const struct config *cfg, const char *kind, const 
 	json_t *probe = NULL, *missing = json_array(), *notes = json_array(), *missing_llm = json_array();
 	json_t *partitions = NULL, *ready, *report;
 	int can_profile = 0;
-	char *store_abs;
+	char *store_abs, *endpoint;
 
 	if (cfg->slurm) {
 		struct buf swhy = BUF_INIT;
@@ -259,9 +259,11 @@ static json_t *collect_report(const struct config *cfg, const char *kind, const 
 	ready = readiness(missing_llm, missing, can_profile);
 	json_array_extend(missing, missing_llm);
 	store_abs = fs_absolute(cfg->store);
-	report = json_pack("{s:s, s:s?, s:s?, s:{s:s, s:s, s:s?, s:s}, s:s, s:s?, s:O?, s:b, s:O, s:O, s:o, s:b, s:s}",
+	endpoint = config_provider(cfg->provider) ? config_endpoint(cfg) : NULL;
+	report = json_pack("{s:s, s:s?, s:s?, s:{s:s, s:s, s:s?, s:s?, s:s}, s:s, s:s?, s:O?, s:b, s:O, s:O, s:o, s:b, s:s}",
 			   "egg", EGG_VERSION, "config_file", config_error ? NULL : cfg->config_path, "config_error",
-			   config_error, "llm", "provider", cfg->provider, "base_url", cfg->base_url, "model", cfg->model,
+			   config_error, "llm", "provider", cfg->provider, "base_url", cfg->base_url, "endpoint", endpoint,
+			   "model", cfg->model,
 			   "api_key", cfg->api_key ? "present" : "absent", "python", cfg->python, "worker_cmd",
 			   cfg->worker_cmd, "worker", probe, "ready", json_array_size(missing) == 0, "missing", missing,
 			   "notes", notes, "commands", ready, "can_profile", can_profile, "store", store_abs);
@@ -271,6 +273,7 @@ static json_t *collect_report(const struct config *cfg, const char *kind, const 
 		json_object_set_new(report, "slurm", json_pack("{s:O?, s:b, s:s?}", "partitions", partitions,
 								 "test_step", probe != NULL, "srun_args", cfg->slurm_args));
 	free(store_abs);
+	free(endpoint);
 	json_decref(probe);
 	json_decref(missing);
 	json_decref(missing_llm);
@@ -359,6 +362,7 @@ static void print_text(const json_t *r)
 		printf("config file:   %s\n", str_or(r, "config_file", "(none)"));
 	printf("llm:           provider %s, base URL %s, model %s, API key %s\n", str_or(llm, "provider", "?"),
 	       str_or(llm, "base_url", "?"), str_or(llm, "model", "(missing)"), str_or(llm, "api_key", "?"));
+	printf("endpoint:      POST %s\n", str_or(llm, "endpoint", "?"));
 	if (json_object_get(llm, "request")) {
 		const json_t *q = json_object_get(llm, "request");
 		char temp[32] = "no temperature";

@@ -372,9 +372,24 @@ static int apply_file(struct config *cfg, json_t *root, int *from_file)
 /* What egg knows of each provider: where it is, its own variables, its
  * API's path. The one place a provider's defaults are written. */
 static const struct provider_info providers[] = {
-	{ "openai", "https://api.openai.com/v1", "OPENAI_BASE_URL", "OPENAI_API_KEY", "/chat/completions" },
-	{ "anthropic", "https://api.anthropic.com", NULL, "ANTHROPIC_API_KEY", "/v1/messages" },
+	{ "openai", "https://api.openai.com/v1", "OPENAI_BASE_URL", "OPENAI_API_KEY", "/chat/completions", 2.0 },
+	{ "anthropic", "https://api.anthropic.com", NULL, "ANTHROPIC_API_KEY", "/v1/messages", 1.0 },
 };
+
+char *config_endpoint(const struct config *cfg)
+{
+	const struct provider_info *prov = config_provider(cfg->provider);
+	const char *base = cfg->base_url ? cfg->base_url : prov ? prov->base_url : "";
+	const char *host = strstr(base, "://");
+	size_t n = strlen(base);
+	while (n && base[n - 1] == '/')
+		n--;
+	if (prov && !strcmp(prov->name, "anthropic") && n >= 3 && !strncmp(base + n - 3, "/v1", 3))
+		n -= 3;	/* the Messages API's path has its version: not /v1/v1/messages */
+	if (prov && !strcmp(prov->name, "openai") && host && !memchr(host + 3, '/', n - (size_t)(host + 3 - base)))
+		return xasprintf("%.*s/v1%s", (int)n, base, prov->path);	/* http://host:8000: its /v1 */
+	return xasprintf("%.*s%s", (int)n, base, prov ? prov->path : "");
+}
 
 const struct provider_info *config_provider(const char *name)
 {
@@ -439,6 +454,14 @@ int config_resolve(struct config *cfg)
 		cfg->cache_dir = fs_join(cfg->store, "llm-cache");
 	if (cfg->max_attempts < 1)
 		cfg->max_attempts = 1;
+	/* A negative temperature means "not sent"; above the API's range, the
+	 * server would refuse every request (and egg must not drop the user's
+	 * setting to go on). */
+	if (!isnan(cfg->temperature) && cfg->temperature > prov->temperature_max) {
+		err_set(ERR_INPUT, "temperature %g is outside the %s API's range 0..%g (a negative temperature is not sent)",
+			cfg->temperature, prov->name, prov->temperature_max);
+		goto out;
+	}
 	if (cfg->max_output_tokens < 1) {
 		err_set(ERR_INPUT, "max_output_tokens must be at least 1");
 		goto out;

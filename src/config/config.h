@@ -63,7 +63,14 @@ struct provider_info {
 	const char *url_env;
 	const char *key_env;
 	const char *path;	/* appended to the base URL: "/chat/completions" */
+	double temperature_max;	/* the API's documented range is 0..this */
 };
+/* The full URL egg posts to: the base URL without trailing slashes, taken
+ * with or without its API version ("http://host/v1" or "http://host" for
+ * either provider: Anthropic's path carries /v1 itself, an OpenAI-compatible
+ * server's base URL needs it when it has no path of its own), then the
+ * provider's path. Owned. */
+char *config_endpoint(const struct config *cfg);
 /* The provider called `name`, or NULL (static). */
 const struct provider_info *config_provider(const char *name);
 

@@ -116,7 +116,6 @@ static int check_endpoint(const struct config *cfg)
 struct llm *llm_new(const struct config *cfg, int use_cache)
 {
 	struct llm *c;
-	size_t n;
 
 	if (!cfg->model || !*cfg->model) {
 		err_set(ERR_INPUT, "no model configured (set --model, EGG_MODEL or \"model\" in the config file)");
@@ -133,10 +132,7 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 	c = xcalloc(1, sizeof(*c));
 	c->cfg = cfg;
 	c->provider = !strcmp(cfg->provider, "anthropic") ? LLM_ANTHROPIC : LLM_OPENAI;
-	n = strlen(cfg->base_url);
-	while (n && cfg->base_url[n - 1] == '/')
-		n--;
-	c->url = xasprintf("%.*s%s", (int)n, cfg->base_url, config_provider(cfg->provider)->path);
+	c->url = config_endpoint(cfg);
 	c->use_cache = use_cache;
 	llm_rules_for(cfg, &c->rules);
 	c->wire = (struct wire){ c->rules.token_field, c->rules.temperature, c->rules.reasoning_effort,
@@ -531,7 +527,10 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 				again = 1;
 			}
 		}
-	} else if (!strcmp(f->param, "temperature") && sent->temperature >= 0) {
+	} else if (!strcmp(f->param, "temperature") && sent->temperature >= 0 && f->unsupported) {
+		/* Only a model that takes no temperature (or only its default) is
+		 * adapted to; a refused value (out of the server's range) is the
+		 * user's setting, and the call fails saying so. */
 		if (w->temperature >= 0)
 			snprintf(change, sizeof(change), "temperature not sent (the server takes only its default)");
 		w->temperature = -1;

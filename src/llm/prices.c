@@ -21,6 +21,11 @@ static const struct { const char *prefix; double in, cached, out; } builtin_pric
 	{ "claude-opus-4-5", 5.0, 0.5, 25.0 },
 	{ "claude-sonnet-4", 3.0, 0.3, 15.0 },
 	{ "claude-haiku-4-5", 1.0, 0.1, 5.0 },
+	{ "claude-3-7-sonnet", 3.0, 0.3, 15.0 },
+	{ "claude-3-5-sonnet", 3.0, 0.3, 15.0 },
+	{ "claude-3-5-haiku", 0.8, 0.08, 4.0 },
+	{ "claude-3-opus", 15.0, 1.5, 75.0 },
+	{ "claude-3-haiku", 0.25, 0.03, 1.25 },
 	{ "deepseek-chat", 0.28, 0.028, 0.42 },
 	{ "deepseek-reasoner", 0.28, 0.028, 0.42 },
 };

@@ -31,6 +31,11 @@ static const struct rule_row {
 	{ "anthropic", "claude-opus-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 32000 },
 	{ "anthropic", "claude-sonnet-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
 	{ "anthropic", "claude-haiku-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
+	{ "anthropic", "claude-3-7-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
+	{ "anthropic", "claude-3-5-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192 },
+	{ "anthropic", "claude-3-5-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192 },
+	{ "anthropic", "claude-3-opus", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096 },
+	{ "anthropic", "claude-3-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096 },
 	{ "anthropic", "", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0 },
 };
 

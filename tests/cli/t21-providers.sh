@@ -101,7 +101,36 @@ script '{"reply": "short", "repeat": true}'
 EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-small --json hi
 check "an output limit above the model's: lowered to the most the server states, said once" bash -c "
 	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 2 ] && grep -q 'output limit 16384 -> 8000 tokens' '$ERR'"
+MOCK_ARGS="--max-output 8192"
+script '{"reply": "short", "repeat": true}'
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-3-5-sonnet-20241022 --json hi
+check "claude-3-5-sonnet: its published output limit (8192) from the first request, no refusal paid, priced" \
+	python3 - "$OUT" "$MOCK_LOG" "$ERR" "$RC" <<'PY'
+import json, sys
+out, log, err, rc = sys.argv[1:]
+reqs = [json.loads(json.loads(l)["body"]) for l in open(log)]
+assert rc == "0" and len(reqs) == 1 and reqs[0]["max_tokens"] == 8192, (rc, [r.get("max_tokens") for r in reqs])
+assert "output limit" not in open(err).read() and json.load(open(out))["cost_usd"] > 0
+PY
 unset MOCK_ARGS
+
+# --- settings checked against the provider's documented ranges before any request
+script '{"reply": "never", "repeat": true}'
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --temperature 1.5 hi
+expect_rc 2 "a temperature above Anthropic's range is refused before any request (exit 2)"
+expect_err "^egg: error: temperature 1.5 is outside the anthropic API's range 0..1" "naming the range"
+check "and nothing was sent" test "$(mock_requests)" -eq 0
+run_egg chat --model gpt-4.1 --temperature 2.5 hi
+expect_rc 2 "a temperature above OpenAI's range 0..2 too"
+# The base URL with or without /v1, for both providers; doctor shows the endpoint.
+script '{"reply": "via v1", "repeat": true}'
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --base-url "$MOCK_URL/v1/" --json hi
+check "anthropic with a base URL ending in /v1 posts to /v1/messages, not /v1/v1/messages" bash -c "
+	[ $RC -eq 0 ] && grep -q '\"path\": \"/v1/messages\"' '$MOCK_LOG'"
+run_egg doctor --provider anthropic --model claude-sonnet-4-5 --base-url "http://api.example/v1"
+expect_out "^endpoint: +POST http://api.example/v1/messages$" "egg doctor shows the full endpoint it will call"
+run_egg doctor --model m --base-url "http://localhost:8000"
+expect_out "^endpoint: +POST http://localhost:8000/v1/chat/completions$" "an OpenAI-compatible base URL without a path gets its /v1"
 
 # --- usage: cached and reasoning tokens, priced
 script '{"reply": "priced", "cached_tokens": 600000, "reasoning_tokens": 700000, "usage": {"prompt_tokens": 1000000, "completion_tokens": 1000000}}'

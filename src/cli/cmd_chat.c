@@ -27,6 +27,8 @@ int cmd_chat(const struct command *self, int argc, char **argv)
 	if (code >= 0)
 		goto out;
 	llm = llm_new(&ctx.cfg, use_cache && ctx.cfg.cache);
+	if (llm && ctx.json)
+		llm_set_quiet(llm, 1);	/* --json: stderr holds errors only; the result says retries and adaptations */
 	if (!llm) {
 		code = err_report();
 		goto out;

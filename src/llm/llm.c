@@ -552,7 +552,8 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 		again = 1;
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (change[0]) {
+	if (change[0] && !c->quiet_retries) {
+		/* Said once, on stderr; with --json or -q the result's "adapted" says it. */
 		char *why = secret_redact(buf_str(server_said));
 		fprintf(stderr, "egg: LLM: the server refused '%s' for model '%s' (%.200s); from now on: %s "
 			"(\"request_rules\" in the config file can say so from the start)\n", f->param, c->cfg->model,
@@ -614,14 +615,16 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 	struct wire w = wire_now(c);
 	struct buf last_error = BUF_INIT, adapted = BUF_INIT, partial = BUF_INIT;
 	int rc = -1, adaptations = 0;
+	double call_start;
 	char *body;
 
 	if (w.max_output > 0 && max_tokens > w.max_output)
 		max_tokens = w.max_output;
 	body = request_body(c, req, &w, max_tokens);
+	call_start = time_mono_ms();
 	for (int attempt = 1; attempt <= cfg->max_attempts; attempt++) {
 		struct http_reply r = { 0, BUF_INIT, -1, 0, 0, 0, 0, NULL, 0, 0 };
-		double now = time_mono_ms(), t0, wait;
+		double now = time_mono_ms(), wait;
 		CURLcode cc;
 		int retry = 0;
 
@@ -631,7 +634,6 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 			break;
 		}
 		res->attempts++;
-		t0 = now;
 		cc = http_post(c, body, fmin(cfg->timeout_s * 1000, deadline - now), &r);
 		if (cc != CURLE_OK) {
 			buf_reset(&last_error);
@@ -675,7 +677,7 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 					      : provider_parse_reply(c->provider, buf_str(&r.body), r.body.len, &pr, why,
 								     sizeof(why));
 			if (parsed == 0) {
-				res->latency_ms = time_mono_ms() - t0;
+				res->latency_ms = time_mono_ms() - call_start;	/* the whole call: every attempt and wait */
 				take_reply(c, req, &pr, res);
 				res->max_tokens = max_tokens;
 				if (adapted.len)

@@ -36,7 +36,7 @@ struct llm_result {
 	long max_tokens;	/* the output limit the request was sent with */
 	char *adapted;		/* owned, or NULL: how this call changed the request on the server's word */
 	char *partial;		/* owned, or NULL: on failure, the text of a reply cut off in transit */
-	double latency_ms;	/* of the successful attempt; 0 for a cache hit */
+	double latency_ms;	/* the whole call, its failed attempts and retry waits included; 0 for a cache hit */
 	int attempts;		/* HTTP attempts made (0 for a cache hit) */
 	int cached;
 	int truncated;		/* cut off by the output limit */

@@ -32,7 +32,7 @@ check "the request carries model, system and user messages" python3 - "$MOCK_LOG
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 b = json.loads(r["body"])
-assert r["path"] == "/chat/completions", r["path"]
+assert r["path"] == "/v1/chat/completions", r["path"]  # a base URL with no path gets its /v1
 assert r["headers"]["Authorization"] == "Bearer sk-test-key"
 assert b["model"] == "mock-model" and b["max_tokens"] > 0 and "temperature" in b
 assert b["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}]
@@ -70,11 +70,20 @@ check "Retry-After: 1 is honoured (waited $(python3 -c "print(round($end-$start,
 	python3 -c "import sys; sys.exit(0 if $end - $start >= 0.95 else 1)"
 check "a one-second wait is a blip: no retry notice" bash -c "! grep -q 'egg: LLM call: attempt' '$ERR'"
 script '{"status": 429, "retry_after": "2", "body": "slow down"}' '{"reply": "ok"}'
-run_egg chat --json hi
+run_egg chat hi
 expect_rc 0 "429 with Retry-After: 2 recovers"
 expect_err "^egg: LLM call: attempt 1 of [0-9]+ failed after [0-9.]+ s \(HTTP 429: .*\); retrying in 2.0 s$" \
 	"a retry that waits 2 s or more says so while it waits: the attempt, the cause, the wait"
-check "the JSON on stdout stays one object" python3 -c "import json; json.load(open('$OUT'))"
+script '{"status": 429, "retry_after": "2", "body": "slow down"}' '{"reply": "ok"}'
+run_egg chat --json hi
+expect_rc 0 "the same with --json"
+check "--json keeps stderr to errors: no retry line; the JSON says the attempts and the whole call's latency" \
+	python3 - "$OUT" "$ERR" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert open(sys.argv[2]).read() == "", open(sys.argv[2]).read()
+assert j["attempts"] == 2 and j["latency_ms"] >= 1900, (j["attempts"], j["latency_ms"])
+PY
 date2=$(python3 -c "import email.utils,time; print(email.utils.formatdate(time.time()+2, usegmt=True))")
 script "{\"status\": 429, \"retry_after\": \"$date2\"}" '{"reply": "ok"}'
 start=$(date +%s.%N); run_egg chat --json hi; end=$(date +%s.%N)

@@ -385,6 +385,16 @@ json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *
 	if (!res)
 		return NULL;
 	add_speedups(res, baseline);
+	if (kernel_source && o->allow_torch && json_is_integer(json_object_get(res, "triton_launches")) &&
+	    json_integer_value(json_object_get(res, "triton_launches")) == 0 && eval_passed(res)) {
+		/* PyTorch timed against PyTorch (a composition whose parts all stayed
+		 * PyTorch): the ratio is noise, not a speedup. */
+		json_object_set_new(res, "speedup_eager", json_null());
+		json_object_set_new(res, "speedup_compile", json_null());
+		json_array_append_new(json_object_get(res, "flags"),
+				      json_string("no_kernel: no Triton kernel ran; the candidate is PyTorch, so no speedup "
+						  "is claimed"));
+	}
 	if (baseline)
 		json_object_set_new(res, "baseline", json_deep_copy(baseline));
 	return res;

@@ -130,6 +130,24 @@ expect_rc 0 "compose the small CNN with a Triton kernel for its classifier"
 check "torch.compile traces the drop-in with no graph break (torch._dynamo.explain) and runs egg's kernel" \
 	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/small_cnn.py" "$TMP/cnn_k.py" compile
 
+# --- egg's own code is not judged as a model's: the identity composition (a
+# model spec's program, so both of egg's runtimes are in it) gets no static
+# flag, and PyTorch timed against PyTorch claims no speedup; a part that
+# calls exec is still flagged.
+run_egg split --device cpu --no-measure "$SRC/tests/tasks/models/tiny_resnet.py:tiny_resnet" "$TMP/tr" --inputs 2x3x16x16 --json
+expect_rc 0 "egg split of a model spec"
+trprog=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["program_file"])' "$OUT")
+run_egg compose "$trprog" "$TMP/tr" -o "$TMP/tr_id.py" --keep-torch
+run_egg eval --device cpu --allow-torch --iters 2 --warmup 1 --trials 2 --compile-mode none "$trprog" "$TMP/tr_id.py"
+expect_rc 0 "the identity composition passes"
+check "with no static flag and no speedup claimed (no kernel ran)" bash -c "
+	! grep -q 'static:' '$OUT' && ! grep -qE 'speedup [0-9]' '$OUT' && grep -q 'no_kernel: no Triton kernel ran' '$OUT'"
+first=$(python3 -c 'import json,sys; print(next(s["file"] for s in json.load(open(sys.argv[1]))["subgraphs"] if not s.get("glue")))' "$TMP/tr/plan.json")
+{ sed 's/^class Model(/class ModelNew(/' "$TMP/tr/$first"; echo 'exec("x = 1")'; } >"$TMP/tr/${first%.py}.kernel.py"
+run_egg compose "$trprog" "$TMP/tr" -o "$TMP/tr_exec.py" --keep-torch
+run_egg eval --device cpu --allow-torch --iters 2 --warmup 1 --trials 2 --compile-mode none "$trprog" "$TMP/tr_exec.py"
+expect_out "static: dynamic code execution" "a part that calls exec is still flagged"
+
 # --- the user's clock decides: a drop-in slower than the original run its
 # best way is exit 1 and no -o. On the CPU interpreted kernels are always
 # slower, so the rule is off there unless EGG_JUDGE_CPU_SPEED=1 turns it on.

@@ -2,10 +2,12 @@
 flags: evasions are caught by the run-time checks, not here."""
 from __future__ import annotations
 
+import os
 import re
 
 PATTERNS = [
-    (r"\bexec\s*\(|\beval\s*\(|\bcompile\s*\(", "dynamic code execution (exec/eval/compile)"),
+    # The builtins, not a method of the same name (a module's .eval(), re.compile).
+    (r"(?<![\w.])(exec|eval|compile)\s*\(", "dynamic code execution (exec/eval/compile)"),
     (r"\b__import__\s*\(|\bimportlib\b", "dynamic imports"),
     (r"\bctypes\b|\bcffi\b", "foreign function calls (ctypes/cffi)"),
     (r"\bsubprocess\b|\bos\.system\b|\bos\.popen\b|\bos\.fork\b|\bos\.exec", "process creation"),
@@ -20,5 +22,41 @@ PATTERNS = [
 ]
 
 
+# egg's own runtimes, which egg compose and a model spec's program copy into
+# the files they write (less their first comment lines): egg's code, not
+# the model's, so not scanned. A model-written kernel inside a composed
+# program (a part's source) is scanned as any kernel is.
+_RUNTIMES = ("program/compose_runtime.py", "program/model_runtime.py")
+_runtime_texts: list | None = None
+
+
+def _egg_runtimes() -> list:
+    """egg's runtimes as their top-level blocks (a def, a class, an import
+    and the lines under it): egg compose copies a program's source less its
+    get_inputs, so a runtime is matched block by block, each block whole."""
+    global _runtime_texts
+    if _runtime_texts is None:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        _runtime_texts = []
+        for rel in _RUNTIMES:
+            try:
+                lines = open(os.path.join(here, rel)).read().splitlines(True)
+            except OSError:
+                continue
+            block: list = []
+            for line in lines:
+                if line[:1] not in (" ", "\t", "\n", "#", "") and block:
+                    _runtime_texts.append("".join(block))
+                    block = []
+                if block or not line.startswith("#"):
+                    block.append(line)
+            if block:
+                _runtime_texts.append("".join(block))
+        _runtime_texts = [t for t in _runtime_texts if t.strip()]
+    return _runtime_texts
+
+
 def scan(source: str) -> list[str]:
+    for text in _egg_runtimes():
+        source = source.replace(text, "")
     return [f"static: {what}" for pat, what in PATTERNS if re.search(pat, source)]

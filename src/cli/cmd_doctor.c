@@ -181,8 +181,10 @@ static json_t *slurm_facts(struct buf *why)
 static json_t *readiness(const json_t *missing_llm, const json_t *missing_worker, int can_profile)
 {
 	int llm = !json_array_size(missing_llm), worker = !json_array_size(missing_worker);
-	return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b}", "chat", llm, "eval", worker, "selfcheck", worker,
-			 "profile", worker && can_profile, "optimize", llm && worker, "bench", llm && worker);
+	/* split runs the worker; compose writes a file from the split's and the worker folder's text. */
+	return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b}", "chat", llm, "eval", worker, "selfcheck", worker,
+			 "profile", worker && can_profile, "split", worker, "compose", 1, "optimize", llm && worker, "bench",
+			 llm && worker);
 }
 
 

@@ -26,6 +26,12 @@ int cmd_report(const struct command *self, int argc, char **argv)
 
 	if (code >= 0)
 		goto out;
+	if (!store_exists(ctx.cfg.store)) {
+		err_set(ERR_INPUT, "no store at '%s' (egg optimize and egg bench make one; --store or EGG_STORE names "
+			"another)", ctx.cfg.store);
+		code = err_report();
+		goto out;
+	}
 	if (!(s = store_open(ctx.cfg.store))) {
 		code = err_report();
 		goto out;

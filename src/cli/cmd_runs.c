@@ -15,6 +15,15 @@ int cmd_runs(const struct command *self, int argc, char **argv)
 
 	if (code >= 0)
 		goto out;
+	if (!store_exists(ctx.cfg.store)) {
+		/* Nothing to list, and nothing created by listing it. */
+		if (ctx.json)
+			cmd_print_json(json_array());
+		else
+			printf("no runs: there is no store at '%s' yet\n", ctx.cfg.store);
+		code = 0;
+		goto out;
+	}
 	if (!(s = store_open(ctx.cfg.store))) {
 		code = err_report();
 		goto out;

@@ -117,8 +117,17 @@ static void roofline_side(struct buf *b, const json_t *rl, int memory)
 {
 	const char *unit = strcmp(json_string_value(json_object_get(rl, "peak")) ?: "", "int8") ? "FLOP" : "OP";
 
-	if (memory)
-		buf_addf(b, "%.1f MB at %.2f TB/s", json_num(rl, "bytes") / 1e6, json_num(rl, "bandwidth_bytes_s") / 1e12);
+	if (memory) {
+		/* In a unit that shows the size: a 49 KB task is not "0.0 MB". */
+		double bytes = json_num(rl, "bytes");
+		if (bytes >= 1e9)
+			buf_addf(b, "%.2f GB", bytes / 1e9);
+		else if (bytes >= 1e6)
+			buf_addf(b, "%.1f MB", bytes / 1e6);
+		else
+			buf_addf(b, "%.1f KB", bytes / 1e3);
+		buf_addf(b, " at %.2f TB/s", json_num(rl, "bandwidth_bytes_s") / 1e12);
+	}
 	else
 		buf_addf(b, "%.4g G%s at %.1f T%s/s %s", json_num(rl, "flops") / 1e9, unit, json_num(rl, "peak_flops_s") / 1e12,
 			 unit, json_string_value(json_object_get(rl, "peak")) ?: "");

@@ -172,6 +172,14 @@ static int migrate(struct store *s)
 	return 0;
 }
 
+int store_exists(const char *dir)
+{
+	char *path = fs_join(dir, "egg.db");
+	int yes = fs_exists(path);
+	free(path);
+	return yes;
+}
+
 struct store *store_open(const char *dir)
 {
 	struct store *s;

@@ -39,6 +39,9 @@ int task_status_judged(enum task_status st);
 
 /* Opens (creating and migrating) DIR/egg.db. NULL with ERR_INFRA. */
 struct store *store_open(const char *dir);
+/* Whether `dir` holds a store (its egg.db): read-only commands (egg runs,
+ * egg report) open only a store that exists, and create nothing. */
+int store_exists(const char *dir);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
 /* DIR/egg.db (borrowed). */

@@ -7,7 +7,7 @@ run_egg doctor
 expect_rc 0 "doctor without model or key: egg eval still works, so it is not a failure"
 expect_out "missing: +LLM model" "the missing model is listed"
 expect_out "missing: +API key" "the missing key is listed"
-expect_out "^can run: +eval selfcheck$" "eval and selfcheck are named as ready"
+expect_out "^can run: +eval selfcheck split compose$" "eval, selfcheck, split and compose are named as ready (no LLM needed)"
 expect_out "^cannot run: +chat .*optimize bench" "the LLM commands are named as not ready"
 expect_out "^config file: +\(none\)$" "without a config file the line says (none)"
 cp "$OUT" "$TMP/doctor.txt"
@@ -27,6 +27,7 @@ check "doctor --json says per command what can run" python3 - "$OUT" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))["commands"]
 assert c["eval"] is True and c["selfcheck"] is True, c
+assert c["split"] is True and c["compose"] is True, c  # no LLM needed for either
 assert c["optimize"] is False and c["bench"] is False and c["chat"] is False, c
 PY
 
@@ -48,7 +49,7 @@ expect_rc 0 "a local endpoint needs no key"
 EGG_MODEL=m EGG_API_KEY=k run_egg doctor --python /nonexistent/python3
 expect_rc 3 "doctor with a missing Python: nothing can evaluate"
 expect_out "missing: +eval worker: .*cannot run '/nonexistent/python3'" "the missing interpreter is named"
-expect_out "^can run: +chat$" "only chat can run"
+expect_out "^can run: +chat compose$" "only chat and compose can run (compose writes a file, no Python)"
 expect_err "^egg: error: not ready: egg cannot evaluate anything \(see 'missing' above\)" "one error line at the end"
 
 EGG_MODEL=m EGG_API_KEY=k run_egg doctor --json --python /nonexistent/python3

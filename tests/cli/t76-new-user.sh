@@ -63,6 +63,12 @@ run_egg eval --resume "${RUN2:0:$((${#common} + 1))}" --json
 expect_rc 0 "egg eval --resume takes the beginning of a run id too (the shared lookup)"
 check "and finishes that run, making no new one" \
 	test "$(sqlite3 "$EGG_STORE/egg.db" "SELECT COUNT(*) || ' ' || (SELECT status FROM runs WHERE id = '$RUN2') FROM runs")" = "2 done"
+run_egg report abc --store "$TMP/no-store"
+expect_rc 2 "egg report of a store that does not exist is a usage error"
+check "naming the store, and creating nothing" bash -c "grep -q \"no store at '$TMP/no-store'\" '$ERR' && [ ! -e '$TMP/no-store' ]"
+run_egg runs --store "$TMP/no-store"
+expect_rc 0 "egg runs of a store that does not exist lists no run"
+check "and creates nothing" test ! -e "$TMP/no-store"
 run_egg bench --resume 19990101-000000-nope
 expect_rc 2 "egg bench --resume of an unknown run is a usage error"
 expect_err "no run '19990101-000000-nope'.*egg runs" "naming 'egg runs'"

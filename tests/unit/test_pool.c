@@ -161,7 +161,7 @@ static void test_roofline(void)
 	rl = json_object_get(b, "roofline");
 	CHECK(!strcmp(json_string_value(json_object_get(rl, "peak")), "fp32") &&
 	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 20.0) < 1e-9 &&
-	      roofline_text_is(rl, NULL, "compute-bound: 1000 GFLOP at 50.0 TFLOP/s fp32; 1000.0 MB at 4.00 TB/s"),
+	      roofline_text_is(rl, NULL, "compute-bound: 1000 GFLOP at 50.0 TFLOP/s fp32; 1.00 GB at 4.00 TB/s"),
 	      "int8 and float work: the float part (1e12 at 50 TFLOP/s, 20 ms) is the larger, named fp32");
 	json_object_set_new(json_object_get(b, "work"), "flops", json_real(4e12 + 1e9));
 	eval_attach_roofline(b, cal, "fp32");
@@ -170,8 +170,15 @@ static void test_roofline(void)
 	      fabs(json_number_value(json_object_get(b, "roofline_ms")) - 2.5) < 1e-9 &&
 	      json_number_value(json_object_get(rl, "flops")) == 4e12 &&
 	      roofline_text_is(rl, "compute", "compute-bound: 4000 GOP at 1600.0 TOP/s int8") &&
-	      roofline_text_is(rl, "memory", "memory-bound: 1000.0 MB at 4.00 TB/s"),
+	      roofline_text_is(rl, "memory", "memory-bound: 1.00 GB at 4.00 TB/s"),
 	      "int8 work at the int8 peak: 4e12 operations at 1600 TOP/s, 2.5 ms, written in GOP and TOP/s");
+	{
+		/* A small task's bytes in a unit that shows them (not "0.0 MB"). */
+		json_t *small = json_pack("{s:f, s:f}", "bytes", 49152.0, "bandwidth_bytes_s", 3.0e12);
+		CHECK(roofline_text_is(small, "memory", "memory-bound: 49.2 KB at 3.00 TB/s"),
+		      "a 49 KB task's bytes are said in KB");
+		json_decref(small);
+	}
 	json_object_del(cal, "int8_ops_s");
 	eval_attach_roofline(b, cal, "fp32");
 	CHECK(fabs(json_number_value(json_object_get(b, "roofline_ms")) - 0.25) < 1e-9,

@@ -135,6 +135,43 @@ static void svg_roofline(struct buf *b, const json_t *tasks)
 	buf_adds(b, "</svg></figure>\n");
 }
 
+/* The user's clock (whole.c): both sides every way a user runs them, and
+ * which is faster run its best way. */
+static void html_user_clock(struct buf *b, const json_t *uc)
+{
+	static const char *const rows[][2] = { { "original", "eager" }, { "original", "compile" },
+					       { "original", "compile_cudagraphs" }, { "dropin", "plain" },
+					       { "dropin", "compile" }, { "dropin", "compile_cudagraphs" } };
+	const json_t *o = json_object_get(uc, "best_original"), *d = json_object_get(uc, "best_dropin");
+	char t[3][16];
+	if (!json_is_object(uc))
+		return;
+	buf_addf(b, "<h3>The user's clock</h3><table><tr><th>side</th><th>way</th><th>wall ms per forward (%lld calls, "
+		    "launch included)</th><th>device ms</th></tr>", (long long)json_integer_value(json_object_get(uc, "calls")));
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		const json_t *w = json_object_get(json_object_get(uc, rows[k][0]), rows[k][1]);
+		if (!w)
+			continue;
+		buf_addf(b, "<tr><td>%s</td><td>%s</td>", !strcmp(rows[k][0], "dropin") ? "drop-in" : "original", rows[k][1]);
+		if (json_string_value(json_object_get(w, "error"))) {
+			buf_adds(b, "<td class=\"fail\" colspan=\"2\">failed: ");
+			html_text(b, json_string_value(json_object_get(w, "error")));
+			buf_adds(b, "</td></tr>");
+		} else {
+			buf_addf(b, "<td>%s</td><td>%s</td></tr>", fmt_figure("%.3f", json_num(w, "wall_ms"), t[0]),
+				 fmt_figure("%.3f", json_num(w, "device_ms"), t[1]));
+		}
+	}
+	buf_addf(b, "</table><p class=\"%s\">Best: the drop-in ", json_is_true(json_object_get(uc, "faster")) ? "ok" : "fail");
+	html_text(b, json_string_value(json_object_get(d, "way")) ?: "(none ran)");
+	buf_addf(b, ", %s ms, against the original ", fmt_figure("%.3f", json_num(d, "wall_ms"), t[0]));
+	html_text(b, json_string_value(json_object_get(o, "way")) ?: "(none ran)");
+	buf_addf(b, ", %s ms: %s%s</p>", fmt_figure("%.3f", json_num(o, "wall_ms"), t[1]),
+		 fmt_figure("%.2fx", json_num(uc, "speedup"), t[2]),
+		 !json_is_true(json_object_get(uc, "judged")) ? " (not judged: interpreted kernels on the CPU)"
+		 : json_is_true(json_object_get(uc, "faster")) ? "" : "; not faster: the drop-in is not a result");
+}
+
 /* The whole program of an egg optimize --split run: its subgraphs by what
  * they compute, the end-to-end result, the Amdahl line. */
 static void html_program(struct buf *b, const json_t *prog)
@@ -189,6 +226,7 @@ static void html_program(struct buf *b, const json_t *prog)
 	buf_addf(b, "Amdahl: the subgraphs' own times give %s over eager; every optimized subgraph at its roofline "
 		    "bound would give %s.</p>", fmt_figure("%.2fx", json_num(a, "parts_speedup"), t[0]),
 		 fmt_figure("%.2fx", json_num(a, "bound_speedup"), t[1]));
+	html_user_clock(b, json_object_get(prog, "user_clock"));
 }
 
 /* The summary table, the tasks that have not finished, and the speed of light. */

@@ -182,5 +182,14 @@ u = json.load(open(sys.argv[1]))["user_clock"]
 assert u["judged"] is False and u["dropin"]["plain"]["wall_ms"] > 0, u
 assert os.path.exists(sys.argv[2])
 PY
+run=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$OUT")
+run_egg report "$run"
+expect_out "^  the user's clock \(wall clock per forward over 100 calls, launch included; device time in brackets\):" \
+	"egg report shows the user's clock"
+expect_out "^    original +plain [0-9.]+ ms \([0-9.]+\)" "the original's ways"
+expect_out "^    drop-in +plain [0-9.]+ ms \([0-9.]+\)" "the drop-in's ways"
+expect_out "^    best: the drop-in plain, .* against the original eager, .*not judged" "and the best of each, unjudged on the CPU"
+run_egg report "$run" --html "$TMP/prog.html"
+check "the HTML report has the user's clock too" grep -q "<h3>The user's clock</h3>" "$TMP/prog.html"
 stop_mock
 finish

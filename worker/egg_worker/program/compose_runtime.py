@@ -283,8 +283,11 @@ class _EggComposed(nn.Module):
             self.register_parameter(name, p)
         for name, b in program.named_buffers(recurse=False):
             self.register_buffer(name, b, persistent=name not in program._non_persistent_buffers_set)
+        # Its plain attributes too (and a model spec program's own _egg_
+        # settings, which its forward reads: the fallback runs it).
         for name, value in vars(program).items():
-            if not name.startswith("_") and name != "training" and not hasattr(self, name):
+            if (not name.startswith("_") or name.startswith("_egg_")) and name != "training" and \
+                    not hasattr(self, name):
                 object.__setattr__(self, name, value)
         parts, tasks = [], {}
         for i, spec in enumerate(_EGG_PARTS):

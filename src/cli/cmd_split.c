@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../program/model.h"
 #include "../program/program.h"
 #include "../store/store.h"
 #include "../util/beat.h"
@@ -64,9 +66,11 @@ int cmd_split(const struct command *self, int argc, char **argv)
 	json_t *plan = NULL;
 	char *written = NULL;
 	const char *program;
+	int dir_was_there;
 
 	if ((code = cmd_parse(self, tables, argc, argv, &ctx)) >= 0)
 		goto out;
+	dir_was_there = fs_exists(ctx.args.v[1]);
 	/* A model, or a program in another mode or dtype: the program egg
 	 * writes for it, in DIR beside the parts. */
 	if (model_flags_program(&mf, ctx.args.v[0], ctx.args.v[1], ctx.cfg.store, &written) < 0) {
@@ -98,6 +102,13 @@ int cmd_split(const struct command *self, int argc, char **argv)
 	if (!plan) {
 		err_prefix("cannot split '%s'", ctx.args.v[0]);
 		code = err_report();
+		/* A spec that does not split leaves nothing behind: the program egg
+		 * wrote for it, and DIR when egg made it. */
+		if (written) {
+			unlink(written);
+			if (!dir_was_there)
+				rmdir(ctx.args.v[1]);
+		}
 		goto out;
 	}
 	if (written)
@@ -176,7 +187,29 @@ int cmd_compose(const struct command *self, int argc, char **argv)
 		code = err_usage("egg compose needs -o OUT.py");
 		goto out;
 	}
-	if (fs_read(ctx.args.v[0], &task) < 0 || !(plan = program_load_plan(ctx.args.v[1]))) {
+	if (!(plan = program_load_plan(ctx.args.v[1]))) {
+		code = err_report();
+		goto out;
+	}
+	if (model_is_ref(ctx.args.v[0])) {
+		/* The model spec egg split took: compose takes the program egg wrote
+		 * for it beside the parts (the plan names it). */
+		const char *name = json_string_value(json_object_get(plan, "program"));
+		char *written = name ? fs_join(ctx.args.v[1], name) : NULL;
+		if (!written || !fs_exists(written)) {
+			err_set(ERR_INPUT, "'%s' is a model spec: egg compose takes the program egg split wrote for it (its "
+				"file beside the parts in '%s'%s%s)", ctx.args.v[0], ctx.args.v[1], name ? ", " : "",
+				name ? name : "");
+			free(written);
+			code = err_report();
+			goto out;
+		}
+		code = fs_read(written, &task);
+		free(written);
+	} else {
+		code = fs_read(ctx.args.v[0], &task);
+	}
+	if (code < 0) {
 		code = err_report();
 		goto out;
 	}

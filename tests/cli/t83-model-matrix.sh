@@ -35,6 +35,16 @@ grep -q "use_cache=False" "$TMP/llama-bf16/llama_bf16.py" &&
 	grep -q "runs without it" "$TMP/llama-bf16/llama_bf16.py"
 check "the program egg wrote says the model runs without its cache" test $? -eq 0
 
+# egg compose takes the model spec egg split took (the program beside the parts).
+run_egg compose "$M:llama" "$TMP/llama-bf16" -o "$TMP/llama_spec.py" --keep-torch
+expect_rc 0 "egg compose takes the model spec egg split took"
+check "and composes the program egg wrote for it" grep -q "_EGG_PARTS" "$TMP/llama_spec.py"
+# A mistyped callable: did-you-mean, and nothing left behind.
+run_egg split --device cpu --no-measure "$M:lama" "$TMP/typo" --inputs 2x16:int64:512
+expect_rc 2 "a mistyped callable is the user's input (exit 2)"
+expect_err "has no 'lama'; did you mean 'llama'\?" "with the nearest name"
+check "and leaves nothing behind" test ! -e "$TMP/typo"
+
 # T5Model's forward takes (input_ids, attention_mask, decoder_input_ids, ...):
 # two inputs by position give the decoder none, and egg says so in
 # transformers' words, as the user's input (naming inputs is not built yet).

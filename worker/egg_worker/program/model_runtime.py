@@ -40,6 +40,11 @@ def _egg_load(ref):
         mod = _egg_importlib.import_module(where)
     obj = mod
     for part in name.split("."):
+        if not hasattr(obj, part):
+            import difflib
+
+            near = difflib.get_close_matches(part, [n for n in dir(obj) if not n.startswith("_")], n=1)
+            raise AttributeError("%s has no %r%s" % (where, part, "; did you mean %r?" % near[0] if near else ""))
         obj = getattr(obj, part)
     return obj
 

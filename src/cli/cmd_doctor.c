@@ -178,12 +178,12 @@ static json_t *slurm_facts(struct buf *why)
 
 /* Which commands can run, given what is missing for the LLM side and for
  * the worker side, and whether profiling (a GPU and ncu) is possible. */
-static json_t *readiness(const json_t *missing_llm, const json_t *missing_worker, int can_profile)
+static json_t *readiness(const json_t *missing_llm, const json_t *missing_worker, int can_profile, int config_ok)
 {
 	int llm = !json_array_size(missing_llm), worker = !json_array_size(missing_worker);
 	/* split runs the worker; compose writes a file from the split's and the worker folder's text. */
 	return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b}", "chat", llm, "eval", worker, "selfcheck", worker,
-			 "profile", worker && can_profile, "split", worker, "compose", 1, "optimize", llm && worker, "bench",
+			 "profile", worker && can_profile, "split", worker, "compose", config_ok, "optimize", llm && worker, "bench",
 			 llm && worker);
 }
 
@@ -258,7 +258,7 @@ static json_t *collect_report(const struct config *cfg, const char *kind, const 
 		json_array_insert_new(missing, 0, json_sprintf("%s (the other findings are without it; every command "
 							       "but doctor refuses to start until it is fixed)",
 							       config_error));
-	ready = readiness(missing_llm, missing, can_profile);
+	ready = readiness(missing_llm, missing, can_profile, !config_error);
 	json_array_extend(missing, missing_llm);
 	store_abs = fs_absolute(cfg->store);
 	endpoint = config_provider(cfg->provider) ? config_endpoint(cfg) : NULL;

@@ -559,8 +559,9 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 			"(\"request_rules\" in the config file can say so from the start)\n", f->param, c->cfg->model,
 			why, change);
 		free(why);
-		buf_addf(note, "%s%s", note->len ? "; " : "", change);
 	}
+	if (change[0])
+		buf_addf(note, "%s%s", note->len ? "; " : "", change);
 	return again;
 }
 

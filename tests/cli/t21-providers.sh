@@ -49,7 +49,7 @@ check "and not to one that refuses it" bash -c "[ $RC -eq 0 ] && [ \$(wc -l <'$M
 # --- a model the table does not know, which refuses both: one adaptation each
 MOCK_ARGS="--reasoning-models ^(gpt-5|o[134]|zeta-)"
 script '{"reply": "adapted", "repeat": true}'
-run_egg chat --json --model zeta-1 hi
+run_egg chat --model zeta-1 hi
 expect_rc 0 "an unknown model that refuses max_tokens and the temperature works"
 check "two refusals, one adaptation each, then the reply" bash -c "[ \$(wc -l <'$MOCK_LOG') -eq 3 ]"
 expect_err "^egg: LLM: the server refused 'max_tokens' for model 'zeta-1' .*from now on: max_tokens sent as max_completion_tokens" \
@@ -57,8 +57,9 @@ expect_err "^egg: LLM: the server refused 'max_tokens' for model 'zeta-1' .*from
 expect_err "^egg: LLM: the server refused 'temperature' for model 'zeta-1' .*from now on: temperature not sent" \
 	"the temperature's adaptation is said on stderr"
 check "each adaptation is said once" test "$(grep -c 'egg: LLM: the server refused' "$ERR")" -eq 2
-check "--json records the adaptations" test "$(json_get "$OUT" 'j["adapted"]')" = \
-	"max_tokens sent as max_completion_tokens; temperature not sent (the server takes only its default)"
+run_egg chat --json --no-cache --model zeta-1 hi
+check "--json records the adaptations, and keeps stderr to errors" bash -c "test \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"adapted\"])' '$OUT')\" = \
+	'max_tokens sent as max_completion_tokens; temperature not sent (the server takes only its default)' && ! test -s '$ERR'"
 unset MOCK_ARGS
 
 # The same through the config file's request_rules: no refusal at all.
@@ -98,7 +99,7 @@ assert abs(j["cost_usd"] - want) < 1e-12, (j["cost_usd"], want)
 PY
 MOCK_ARGS="--max-output 8000"
 script '{"reply": "short", "repeat": true}'
-EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-small --json hi
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-small hi
 check "an output limit above the model's: lowered to the most the server states, said once" bash -c "
 	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 2 ] && grep -q 'output limit 16384 -> 8000 tokens' '$ERR'"
 MOCK_ARGS="--max-output 8192"

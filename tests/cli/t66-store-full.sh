@@ -22,9 +22,23 @@ check "no verdict was printed for the task" bash -c "! grep -q 'no valid kernel\
 check "the store is consistent (SQLite's integrity check)" \
 	test "$(sqlite3 "$EGG_STORE/egg.db" "PRAGMA integrity_check")" = ok
 stop_mock
-start_mock "$P/full.json"
+# The second pass answers as the first, plus one more repair round: the
+# property here is the store's recovery, so a seed that fails its
+# evaluation for a reason of its own (a loaded CI machine once made one)
+# is repaired rather than stopping the run; why it failed is printed.
+python3 - "$P/full.json" "$TMP/again.json" <<'PY'
+import json, sys
+entries = json.load(open(sys.argv[1]))
+for e in entries:
+    if e.get("reply_file"):
+        e["reply_file"] = sys.argv[1].rsplit("/", 1)[0] + "/" + e["reply_file"]
+extra = [dict(e) for e in entries if e.get("match") in (["Role: debug agent"], ["Role: code agent, mode: repair"])]
+json.dump(entries + extra, open(sys.argv[2], "w"))
+PY
+start_mock "$TMP/again.json"
 run_egg optimize $FAST --no-cache "$TASK"
 expect_rc 0 "with room again, the same command finishes"
+grep -rh "^The kernel failed egg's evaluation" "$EGG_STORE/runs" 2>/dev/null | sort | uniq -c | sed 's/^/# diagnostic: the debug agent was asked about: /'
 run_egg runs --json
 check "and its run is done in the store" test "$(json_get "$OUT" 'j["runs"][0]["status"]')" = done
 finish

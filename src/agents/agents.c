@@ -21,16 +21,20 @@ void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const st
 	to->completion_tokens += now->completion_tokens - then->completion_tokens;
 	to->cached_prompt_tokens += now->cached_prompt_tokens - then->cached_prompt_tokens;
 	to->reasoning_tokens += now->reasoning_tokens - then->reasoning_tokens;
+	to->cache_write_tokens += now->cache_write_tokens - then->cache_write_tokens;
 	to->cost_usd += now->cost_usd - then->cost_usd;
+	to->cache_saved_usd += now->cache_saved_usd - then->cache_saved_usd;
 	to->llm_ms += now->llm_ms - then->llm_ms;
 }
 
 json_t *usage_json(const struct llm_usage *u)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "calls", (json_int_t)u->calls, "cached_calls",
-			 (json_int_t)u->cached_calls, "prompt_tokens", (json_int_t)u->prompt_tokens, "completion_tokens",
-			 (json_int_t)u->completion_tokens, "cached_prompt_tokens", (json_int_t)u->cached_prompt_tokens,
-			 "reasoning_tokens", (json_int_t)u->reasoning_tokens, "cost_usd", u->cost_usd);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "calls", (json_int_t)u->calls,
+			 "cached_calls", (json_int_t)u->cached_calls, "prompt_tokens", (json_int_t)u->prompt_tokens,
+			 "completion_tokens", (json_int_t)u->completion_tokens, "cached_prompt_tokens",
+			 (json_int_t)u->cached_prompt_tokens, "cache_write_tokens", (json_int_t)u->cache_write_tokens,
+			 "reasoning_tokens", (json_int_t)u->reasoning_tokens, "cost_usd", u->cost_usd, "cache_saved_usd",
+			 u->cache_saved_usd);
 }
 
 int agents_over_budget(struct agents *a, char *why, size_t why_len)
@@ -73,7 +77,10 @@ static void account(struct agents *a, const struct llm_result *res)
 	a->used.completion_tokens += res->completion_tokens;
 	a->used.cached_prompt_tokens += res->cached_prompt_tokens;
 	a->used.reasoning_tokens += res->reasoning_tokens;
+	a->used.cache_write_tokens += res->cache_write_tokens;
 	a->used.cost_usd += c;
+	if (!res->cached)
+		a->used.cache_saved_usd += res->cache_saved_usd;
 	if (res->cached)
 		a->used.cached_calls++;
 	else
@@ -121,6 +128,9 @@ static json_t *call_meta(const struct llm_result *res, int sample)
 				 "cached", res->cached, "truncated", res->truncated, "cache_key", res->cache_key, "spooled",
 				 res->spooled);
 	json_object_set_new(meta, "cost_usd", res->cost_usd >= 0 ? json_real(res->cost_usd) : json_null());
+	json_object_set_new(meta, "cache_write_tokens", json_integer(res->cache_write_tokens));
+	if (res->cost_usd >= 0)
+		json_object_set_new(meta, "cache_saved_usd", json_real(res->cache_saved_usd));
 	json_object_set_new(meta, "sample", json_integer(sample));
 	if (res->adapted)
 		json_object_set_new(meta, "adapted", json_string(res->adapted));

@@ -40,20 +40,23 @@ int cmd_chat(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	if (ctx.json) {
-		json_t *o = json_pack("{s:s, s:s?, s:s?, s:{s:I, s:I, s:I, s:I, s:b}, s:i, s:f, s:b, s:b, s:I}",
+		json_t *o = json_pack("{s:s, s:s?, s:s?, s:{s:I, s:I, s:I, s:I, s:I, s:b}, s:i, s:f, s:b, s:b, s:I}",
 				      "content", res.content,
 				      "model", res.model ? res.model : ctx.cfg.model,
 				      "finish_reason", res.finish_reason,
 				      "usage", "prompt_tokens", (json_int_t)res.prompt_tokens,
 				      "completion_tokens", (json_int_t)res.completion_tokens,
 				      "cached_prompt_tokens", (json_int_t)res.cached_prompt_tokens,
+				      "cache_write_tokens", (json_int_t)res.cache_write_tokens,
 				      "reasoning_tokens", (json_int_t)res.reasoning_tokens,
 				      "estimated", res.usage_estimated,
 				      "attempts", res.attempts, "latency_ms", res.latency_ms,
 				      "cached", res.cached, "truncated", res.truncated,
 				      "max_tokens", (json_int_t)res.max_tokens);
-		if (res.cost_usd >= 0)
+		if (res.cost_usd >= 0) {
 			json_object_set_new(o, "cost_usd", json_real(res.cost_usd));
+			json_object_set_new(o, "cache_saved_usd", json_real(res.cache_saved_usd));
+		}
 		json_object_set_new(o, "adapted", res.adapted ? json_string(res.adapted) : json_null());
 		cmd_print_json(o);
 	} else {

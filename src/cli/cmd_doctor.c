@@ -214,12 +214,13 @@ static json_t *request_rules(const struct config *cfg)
 {
 	struct llm_rules r;
 	llm_rules_for(cfg, &r);
-	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:b, s:o, s:s}", "family", r.family, "token_field",
+	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:o, s:b, s:o, s:s, s:s?}", "family", r.family, "token_field",
 			 r.token_field, "max_tokens",
 			 (json_int_t)cfg->max_output_tokens, "temperature",
 			 r.temperature >= 0 ? json_real(r.temperature) : json_null(), "reasoning_effort", r.reasoning_effort,
+			 "thinking_budget", r.thinking_budget ? json_integer(r.thinking_budget) : json_null(),
 			 "stream", cfg->stream != 0, "max_output", r.max_output ? json_integer(r.max_output) : json_null(),
-			 "source", r.source);
+			 "source", r.source, "refused", r.refusal[0] ? r.refusal : NULL);
 }
 
 /*
@@ -370,11 +371,20 @@ static void print_text(const json_t *r)
 		char temp[32] = "no temperature";
 		if (json_is_number(json_object_get(q, "temperature")))
 			snprintf(temp, sizeof(temp), "temperature %g", json_number_value(json_object_get(q, "temperature")));
-		printf("llm request:   %s %lld, %s, %s%s, %s (%s; rule: %s)\n", str_or(q, "token_field", "?"),
-		       json_integer_value(json_object_get(q, "max_tokens")), temp,
-		       json_is_string(json_object_get(q, "reasoning_effort")) ? "reasoning effort " : "no reasoning effort",
-		       str_or(q, "reasoning_effort", ""), json_is_true(json_object_get(q, "stream")) ? "streamed" : "not streamed",
+		char effort[80];
+		if (json_is_integer(json_object_get(q, "thinking_budget")))
+			snprintf(effort, sizeof(effort), "extended thinking, a budget of %lld tokens",
+				 json_integer_value(json_object_get(q, "thinking_budget")));
+		else if (json_is_string(json_object_get(q, "reasoning_effort")))
+			snprintf(effort, sizeof(effort), "reasoning effort %.40s", str_or(q, "reasoning_effort", ""));
+		else
+			snprintf(effort, sizeof(effort), "no reasoning effort");
+		printf("llm request:   %s %lld, %s, %s, %s (%s; rule: %s)\n", str_or(q, "token_field", "?"),
+		       json_integer_value(json_object_get(q, "max_tokens")), temp, effort,
+		       json_is_true(json_object_get(q, "stream")) ? "streamed" : "not streamed",
 		       str_or(q, "family", "?"), str_or(q, "source", "?"));
+		if (json_is_string(json_object_get(q, "refused")))
+			printf("               refused: %s\n", str_or(q, "refused", ""));
 	}
 	printf("store:         %s\n", str_or(r, "store", "?"));
 	if (sl) {

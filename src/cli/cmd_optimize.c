@@ -337,6 +337,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		pipeline_print_table(stderr, ctx.args.v[0], ctx.device, ef.clock ? ef.clock : "gpu",
 				     eager && !json_is_null(eager) ? result : NULL, json_object_get(result, "stages"));
 		pipeline_print_time(stderr, json_object_get(result, "time"));
+		pipeline_print_usage(stderr, json_object_get(result, "usage"));
 	}
 	code = task_exit(&ctx, run);
 	if (ctx.json)

@@ -26,6 +26,8 @@ struct wire {
 	const char *token_field;
 	double temperature;		/* < 0: not sent */
 	const char *reasoning_effort;	/* NULL: not sent */
+	long thinking_budget;		/* Anthropic's extended thinking; 0: off */
+	int cache_prefix;		/* Anthropic: the system text marked for the prompt cache */
 	int stream, stream_usage;
 	long max_output;		/* the most the server accepts; 0: not known */
 	int switched_field;		/* the output limit's field was switched once */
@@ -135,8 +137,15 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 	c->url = config_endpoint(cfg);
 	c->use_cache = use_cache;
 	llm_rules_for(cfg, &c->rules);
+	if (c->rules.refusal[0]) {
+		err_set(ERR_INPUT, "%s", c->rules.refusal);
+		free(c->url);
+		free(c);
+		return NULL;
+	}
 	c->wire = (struct wire){ c->rules.token_field, c->rules.temperature, c->rules.reasoning_effort,
-				 cfg->stream != 0, cfg->stream != 0, c->rules.max_output, 0 };
+				 c->rules.thinking_budget, c->provider == LLM_ANTHROPIC, cfg->stream != 0,
+				 cfg->stream != 0, c->rules.max_output, 0 };
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->slot_free, NULL);
 	return c;
@@ -357,7 +366,8 @@ static int spooled_call(struct llm *c, const struct llm_request *req, long max_t
 	res->spooled = 1;
 	res->max_tokens = max_tokens;
 	res->usage_estimated = r.estimated;
-	res->cost_usd = llm_price(cfg, cfg->model, res->prompt_tokens, 0, res->completion_tokens);
+	res->cost_usd = llm_price(cfg, cfg->model,
+				  &(struct llm_tokens){ res->prompt_tokens, 0, 0, res->completion_tokens }, NULL);
 	memset(&r, 0, sizeof(r));
 	if (c->use_cache)
 		replycache_write(c->cfg->cache_dir, res->cache_key, res);
@@ -484,11 +494,34 @@ static struct wire wire_now(struct llm *c)
 	return w;
 }
 
+/* The least thinking budget Anthropic takes. */
+#define MIN_THINKING_BUDGET 1024
+
+/*
+ * The request's body. With extended thinking, Anthropic's max_tokens holds
+ * the thinking budget and the answer together: egg asks for the budget on
+ * top of the answer's limit, within the model's output limit, and shrinks
+ * the budget (never under the API's least) before the answer's room.
+ */
 static char *request_body(const struct llm *c, const struct llm_request *req, const struct wire *w,
 			  long max_tokens)
 {
 	struct provider_request pr = { c->cfg->model, req->system, req->user, max_tokens, w->token_field,
-				       w->temperature, w->reasoning_effort, w->stream, w->stream_usage };
+				       w->temperature, w->reasoning_effort, 0, w->cache_prefix, w->stream,
+				       w->stream_usage };
+	if (w->thinking_budget > 0) {
+		long budget = w->thinking_budget, total = max_tokens + budget;
+		if (w->max_output > 0 && total > w->max_output) {
+			total = w->max_output;
+			budget = total - max_tokens;
+			if (budget < MIN_THINKING_BUDGET)
+				budget = total > 2 * MIN_THINKING_BUDGET ? MIN_THINKING_BUDGET : 0;
+		}
+		if (budget > 0) {
+			pr.thinking_budget = budget;
+			pr.max_tokens = total;
+		}
+	}
 	return provider_request_body(c->provider, &pr);
 }
 
@@ -539,6 +572,18 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 		if (w->reasoning_effort)
 			snprintf(change, sizeof(change), "reasoning_effort not sent");
 		w->reasoning_effort = NULL;
+		again = 1;
+	} else if (!strcmp(f->param, "thinking") && sent->thinking_budget && f->unsupported) {
+		/* A model no rule names refused extended thinking: only its support
+		 * is adapted to, never a refused budget. */
+		if (w->thinking_budget)
+			snprintf(change, sizeof(change), "extended thinking not asked for (the model has none)");
+		w->thinking_budget = 0;
+		again = 1;
+	} else if (!strcmp(f->param, "cache_control") && sent->cache_prefix) {
+		if (w->cache_prefix)
+			snprintf(change, sizeof(change), "no prompt-cache mark (cache_control) sent");
+		w->cache_prefix = 0;
 		again = 1;
 	} else if (!strcmp(f->param, "stream_options") && sent->stream_usage) {
 		if (w->stream_usage)
@@ -596,6 +641,7 @@ static void take_reply(const struct llm *c, const struct llm_request *req, struc
 	res->completion_tokens = pr->completion_tokens;
 	res->cached_prompt_tokens = pr->cached_prompt_tokens;
 	res->reasoning_tokens = pr->reasoning_tokens;
+	res->cache_write_tokens = pr->cache_write_tokens;
 	if (!pr->usage_seen) {
 		res->usage_estimated = 1;
 		res->prompt_tokens = (long)((strlen(req->user) + (req->system ? strlen(req->system) : 0)) / 4 + 1);
@@ -603,8 +649,10 @@ static void take_reply(const struct llm *c, const struct llm_request *req, struc
 	}
 	memset(pr, 0, sizeof(*pr));
 	res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
-	res->cost_usd = llm_price(c->cfg, c->cfg->model, res->prompt_tokens, res->cached_prompt_tokens,
-				  res->completion_tokens);
+	res->cost_usd = llm_price(c->cfg, c->cfg->model,
+				  &(struct llm_tokens){ res->prompt_tokens, res->cached_prompt_tokens,
+							res->cache_write_tokens, res->completion_tokens },
+				  &res->cache_saved_usd);
 }
 
 /* The request over HTTP with retries (llm_call's contract). */

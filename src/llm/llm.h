@@ -32,6 +32,7 @@ struct llm_result {
 	long completion_tokens;	/* every output token, reasoning ones included */
 	long cached_prompt_tokens;	/* of prompt_tokens, read from the provider's prompt cache */
 	long reasoning_tokens;	/* of completion_tokens, spent on hidden reasoning */
+	long cache_write_tokens;	/* of prompt_tokens, written to the provider's prompt cache */
 	int usage_estimated;	/* the server reported no usage: 4 characters a token */
 	long max_tokens;	/* the output limit the request was sent with */
 	char *adapted;		/* owned, or NULL: how this call changed the request on the server's word */
@@ -42,6 +43,7 @@ struct llm_result {
 	int truncated;		/* cut off by the output limit */
 	int spooled;		/* the reply came from the --llm-spool folder */
 	double cost_usd;	/* of this call; < 0 when the model has no price */
+	double cache_saved_usd;	/* what the prompt cache saved on this call (llm_price) */
 	char cache_key[65];
 };
 
@@ -88,12 +90,24 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 void llm_result_clear(struct llm_result *res);
 void llm_free(struct llm *c);
 
+/* A call's token counts, as llm_price reads them. */
+struct llm_tokens {
+	long prompt_tokens;		/* every input token */
+	long cached_prompt_tokens;	/* of them, read from the prompt cache */
+	long cache_write_tokens;	/* of them, written to the prompt cache */
+	long completion_tokens;		/* every output token, reasoning included */
+};
+
 /* Price of a call in USD from the built-in table and the config's
- * "prices"; < 0 when unknown. Longest model-name prefix wins. Cached
- * prompt tokens (a part of prompt_tokens) cost the cached-input price
- * (the input price where none is known); reasoning tokens are output. */
-double llm_price(const struct config *cfg, const char *model, long prompt_tokens, long cached_prompt_tokens,
-		 long completion_tokens);
+ * "prices" ({"PREFIX": {"input", "output", "cached_input",
+ * "cache_write_input"}}, USD per million tokens); < 0 when unknown. Longest
+ * model-name prefix wins. Cached prompt tokens cost the cached-input price
+ * (the input price where none is known), cache writes the cache-write price
+ * (Anthropic: 1.25 times input), reasoning tokens are output. `saved_usd`
+ * (may be NULL): what the prompt cache saved on this call against the
+ * plain input price, negative when its writes cost more than its reads
+ * saved. */
+double llm_price(const struct config *cfg, const char *model, const struct llm_tokens *t, double *saved_usd);
 
 /* Parses a Retry-After value (seconds or HTTP-date); -1 when unusable. */
 double llm_parse_retry_after(const char *value);

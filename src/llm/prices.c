@@ -5,7 +5,12 @@
 
 /* USD per million tokens (input, cached input, output): list prices at the
  * time of writing; extend or override with "prices" in the config file.
- * Cached input is what a prompt-cache hit costs (Anthropic: a cache read). */
+ * Cached input is what a prompt-cache hit costs (Anthropic: a cache read).
+ * Writing the cache costs more than plain input on Anthropic (1.25 times,
+ * for the five-minute cache egg asks for); OpenAI's automatic cache writes
+ * at the input price. */
+#define ANTHROPIC_CACHE_WRITE 1.25
+
 static const struct { const char *prefix; double in, cached, out; } builtin_prices[] = {
 	{ "gpt-5.1", 1.25, 0.125, 10.0 },
 	{ "gpt-5", 1.25, 0.125, 10.0 },
@@ -30,14 +35,24 @@ static const struct { const char *prefix; double in, cached, out; } builtin_pric
 	{ "deepseek-reasoner", 0.28, 0.028, 0.42 },
 };
 
-double llm_price(const struct config *cfg, const char *model, long prompt_tokens, long cached_prompt_tokens,
-		 long completion_tokens)
+static void clamp(long *v, long hi)
+{
+	if (*v > hi)
+		*v = hi;
+	if (*v < 0)
+		*v = 0;
+}
+
+double llm_price(const struct config *cfg, const char *model, const struct llm_tokens *t, double *saved_usd)
 {
 	size_t best = 0;
-	double in = -1, out = -1, cached = -1;
+	double in = -1, out = -1, cached = -1, write = -1;
+	long read, written;
 	const char *key;
 	json_t *v;
 
+	if (saved_usd)
+		*saved_usd = 0;
 	if (!model)
 		return -1;
 	for (size_t i = 0; i < sizeof(builtin_prices) / sizeof(builtin_prices[0]); i++) {
@@ -47,6 +62,7 @@ double llm_price(const struct config *cfg, const char *model, long prompt_tokens
 			in = builtin_prices[i].in;
 			cached = builtin_prices[i].cached;
 			out = builtin_prices[i].out;
+			write = !strncmp(model, "claude", 6) ? in * ANTHROPIC_CACHE_WRITE : in;
 		}
 	}
 	if (cfg->prices) {
@@ -54,20 +70,26 @@ double llm_price(const struct config *cfg, const char *model, long prompt_tokens
 		json_object_foreach(cfg->prices, key, v) {
 			size_t n = strlen(key);
 			if (n >= best && !strncmp(model, key, n)) {
+				json_t *c = json_object_get(v, "cached_input"), *w = json_object_get(v, "cache_write_input");
 				best = n;
-				json_t *c = json_object_get(v, "cached_input");
 				in = json_number_value(json_object_get(v, "input"));
 				out = json_number_value(json_object_get(v, "output"));
 				cached = c ? json_number_value(c) : in;
+				write = w ? json_number_value(w) : in;
 			}
 		}
 	}
 	if (!best)
 		return -1;
-	if (cached_prompt_tokens > prompt_tokens)
-		cached_prompt_tokens = prompt_tokens;
-	if (cached_prompt_tokens < 0)
-		cached_prompt_tokens = 0;
-	return ((double)(prompt_tokens - cached_prompt_tokens) * in + (double)cached_prompt_tokens * cached +
-		(double)completion_tokens * out) / 1e6;
+	read = t->cached_prompt_tokens;
+	clamp(&read, t->prompt_tokens);
+	written = t->cache_write_tokens;
+	clamp(&written, t->prompt_tokens - read);
+	/* What the cache saved: the same prompt at the plain input price, less
+	 * what its reads and writes cost instead (negative on a call that only
+	 * wrote the cache). */
+	if (saved_usd)
+		*saved_usd = ((double)read * (in - cached) - (double)written * (write - in)) / 1e6;
+	return ((double)(t->prompt_tokens - read - written) * in + (double)read * cached + (double)written * write +
+		(double)t->completion_tokens * out) / 1e6;
 }

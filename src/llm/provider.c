@@ -27,11 +27,20 @@ char *provider_request_body(enum llm_provider p, const struct provider_request *
 		if (r->reasoning_effort)
 			json_object_set_new(root, "reasoning_effort", json_string(r->reasoning_effort));
 	} else {
-		if (r->system && *r->system)
+		/* The system text is what stays the same over a task's calls: marked,
+		 * Anthropic caches the request up to its end (a prefix shorter than
+		 * the model's least cacheable length is simply not cached). */
+		if (r->system && *r->system && r->cache_prefix)
+			json_object_set_new(root, "system", json_pack("[{s:s, s:s, s:{s:s}}]", "type", "text", "text",
+								      r->system, "cache_control", "type", "ephemeral"));
+		else if (r->system && *r->system)
 			json_object_set_new(root, "system", json_string(r->system));
 		json_array_append_new(messages, json_pack("{s:s, s:s}", "role", "user", "content", r->user));
-		/* Required by the Messages API. */
+		/* Required by the Messages API; with thinking it holds the budget too. */
 		json_object_set_new(root, "max_tokens", json_integer(r->max_tokens));
+		if (r->thinking_budget > 0)
+			json_object_set_new(root, "thinking", json_pack("{s:s, s:I}", "type", "enabled", "budget_tokens",
+									(json_int_t)r->thinking_budget));
 	}
 	json_object_set_new(root, "messages", messages);
 	if (r->temperature >= 0)
@@ -97,8 +106,8 @@ static void read_anthropic_usage(json_t *usage, struct provider_reply *out)
 	out->usage_seen = 1;
 	if (json_is_integer(in) || json_object_get(usage, "cache_read_input_tokens")) {
 		out->cached_prompt_tokens = get_count(usage, "cache_read_input_tokens");
-		out->prompt_tokens = get_count(usage, "input_tokens") + out->cached_prompt_tokens +
-				     get_count(usage, "cache_creation_input_tokens");
+		out->cache_write_tokens = get_count(usage, "cache_creation_input_tokens");
+		out->prompt_tokens = get_count(usage, "input_tokens") + out->cached_prompt_tokens + out->cache_write_tokens;
 	}
 	if (json_is_integer(json_object_get(usage, "output_tokens")))
 		out->completion_tokens = get_count(usage, "output_tokens");
@@ -414,7 +423,8 @@ int provider_parse_stream(enum llm_provider p, const char *body, size_t len,
 
 /* Parameters a refusal may name, longest first where one holds another. */
 static const char *const known_params[] = {
-	"max_completion_tokens", "max_tokens", "temperature", "reasoning_effort", "stream_options", "stream", NULL
+	"max_completion_tokens", "max_tokens", "temperature", "reasoning_effort", "stream_options", "stream",
+	"cache_control", "thinking", NULL
 };
 
 static int is_word_char(char c)
@@ -460,7 +470,7 @@ static long stated_max(const char *msg)
 int provider_refusal(const char *body, size_t len, struct provider_refusal *out)
 {
 	static const char *const unsupported_words[] = {
-		"not supported", "nsupported", "Extra inputs are not permitted", "Unrecognized request argument",
+		"not supported", "nsupported", "does not support", "Extra inputs are not permitted", "Unrecognized request argument",
 		"Unknown parameter", "unknown field", NULL
 	};
 	json_t *root = json_loadb(body, len, 0, NULL), *e;

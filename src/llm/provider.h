@@ -17,6 +17,8 @@ struct provider_request {
 	const char *token_field;	/* openai: the output limit's field; anthropic always sends max_tokens */
 	double temperature;		/* < 0: not sent */
 	const char *reasoning_effort;	/* openai: NULL for not sent; anthropic: never sent */
+	long thinking_budget;		/* anthropic: extended thinking's budget (0: off); openai: never sent */
+	int cache_prefix;		/* anthropic: mark the system text as the prompt cache's prefix */
 	int stream;			/* ask for server-sent events */
 	int stream_usage;		/* openai, streamed: ask for the usage in the last chunk (stream_options) */
 };
@@ -35,6 +37,7 @@ struct provider_reply {
 	long completion_tokens;
 	long cached_prompt_tokens;
 	long reasoning_tokens;
+	long cache_write_tokens;	/* of prompt_tokens, written to the prompt cache (Anthropic's cache creation) */
 	int usage_seen;			/* the reply reported its usage */
 };
 

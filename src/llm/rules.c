@@ -11,7 +11,10 @@
  * The built-in rules, as the providers document them. A row applies to the
  * model names that start with its prefix; "" is the provider's default.
  * max_output: the family's largest output limit where it is published (a
- * retry after a reply cut at the limit stays within it).
+ * retry after a reply cut at the limit stays within it). An Anthropic row's
+ * `reasoning` says the family has extended thinking (claude-3-7-sonnet and
+ * the claude-4 families); a model no row names is given the benefit of the
+ * doubt, and a refusal of `thinking` is adapted to (llm.c).
  */
 static const struct rule_row {
 	const char *provider;
@@ -19,7 +22,7 @@ static const struct rule_row {
 	const char *family;
 	const char *token_field;
 	double temperature;
-	int reasoning;		/* takes reasoning_effort */
+	int reasoning;		/* takes reasoning_effort (Anthropic: has extended thinking) */
 	long max_output;
 } builtin_rules[] = {
 	{ "openai", "gpt-5", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 128000 },
@@ -27,16 +30,16 @@ static const struct rule_row {
 	{ "openai", "o3", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000 },
 	{ "openai", "o4", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000 },
 	{ "openai", "", "OpenAI-compatible chat models", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0 },
-	{ "anthropic", "claude-opus-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
-	{ "anthropic", "claude-opus-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 32000 },
-	{ "anthropic", "claude-sonnet-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
-	{ "anthropic", "claude-haiku-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
-	{ "anthropic", "claude-3-7-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 64000 },
+	{ "anthropic", "claude-opus-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
+	{ "anthropic", "claude-opus-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 32000 },
+	{ "anthropic", "claude-sonnet-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
+	{ "anthropic", "claude-haiku-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
+	{ "anthropic", "claude-3-7-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
 	{ "anthropic", "claude-3-5-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192 },
 	{ "anthropic", "claude-3-5-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192 },
 	{ "anthropic", "claude-3-opus", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096 },
 	{ "anthropic", "claude-3-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096 },
-	{ "anthropic", "", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0 },
+	{ "anthropic", "", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 0 },
 };
 
 static void add_source(struct llm_rules *r, const char *what)
@@ -63,6 +66,36 @@ static const json_t *config_rule(const struct config *cfg, size_t floor, const c
 		}
 	}
 	return best;
+}
+
+/* Anthropic's extended thinking for --reasoning-effort: the budget of
+ * thinking tokens each effort buys (the API's least is 1024). */
+static const struct { const char *effort; long budget; } thinking_budgets[] = {
+	{ "minimal", 1024 }, { "low", 4096 }, { "medium", 12288 }, { "high", 24576 },
+};
+
+static void thinking_rules(const struct config *cfg, int has_thinking, struct llm_rules *out)
+{
+	long budget = 0;
+	for (size_t i = 0; i < sizeof(thinking_budgets) / sizeof(thinking_budgets[0]); i++)
+		if (!strcmp(cfg->reasoning_effort, thinking_budgets[i].effort))
+			budget = thinking_budgets[i].budget;
+	if (!has_thinking) {
+		snprintf(out->refusal, sizeof(out->refusal), "--reasoning-effort: %s has no extended thinking (it is "
+			 "Anthropic's reasoning setting; claude-3-7-sonnet and the claude-4 models have it): leave the "
+			 "setting out", cfg->model ? cfg->model : "the model");
+	} else if (!budget) {
+		snprintf(out->refusal, sizeof(out->refusal), "--reasoning-effort '%.40s' is not one of minimal, low, "
+			 "medium, high (for Anthropic, a thinking budget of 1024, 4096, 12288 or 24576 tokens)",
+			 cfg->reasoning_effort);
+	} else if (!isnan(cfg->temperature) && cfg->temperature >= 0 && cfg->temperature != 1) {
+		snprintf(out->refusal, sizeof(out->refusal), "--reasoning-effort with --temperature %g: Anthropic's "
+			 "extended thinking takes no temperature but 1; leave one of them out", cfg->temperature);
+	} else {
+		out->thinking_budget = budget;
+		out->temperature = NOT_SENT;
+		add_source(out, "setting reasoning_effort (extended thinking)");
+	}
 }
 
 void llm_rules_for(const struct config *cfg, struct llm_rules *out)
@@ -114,12 +147,16 @@ void llm_rules_for(const struct config *cfg, struct llm_rules *out)
 		out->temperature = cfg->temperature < 0 ? NOT_SENT : cfg->temperature;
 		add_source(out, "setting temperature");
 	}
-	/* A reasoning effort goes only to a family that takes one (or one the
-	 * config file's rules say takes it): elsewhere it is refused. */
-	if (cfg->reasoning_effort && reasoning) {
+		/* A reasoning effort goes only to a family that takes one (or one the
+	 * config file's rules say takes it); an OpenAI-compatible model that
+	 * takes none is sent none. Anthropic's is extended thinking: a budget
+	 * of tokens, and no temperature but its default. */
+	if (cfg->reasoning_effort && reasoning && strcmp(cfg->provider, "anthropic")) {
 		out->reasoning_effort = cfg->reasoning_effort;
 		add_source(out, "setting reasoning_effort");
 	}
+	if (cfg->reasoning_effort && !strcmp(cfg->provider, "anthropic"))
+		thinking_rules(cfg, reasoning, out);
 	/* The Messages API has one output-limit field, whatever a rule says. */
 	if (!strcmp(cfg->provider, "anthropic"))
 		out->token_field = "max_tokens";

@@ -14,7 +14,9 @@
  * "request_rules" ({"PREFIX": {"token_field", "temperature",
  * "reasoning_effort", "max_output"}}, null for "not sent") overrides any field
  * of it on an equal or longer prefix, and the settings token_field,
- * temperature and reasoning_effort, when set, override both.
+ * temperature and reasoning_effort, when set, override both. For Anthropic,
+ * reasoning_effort is extended thinking (a thinking budget, no temperature);
+ * asked of a model without it, `refusal` says why it cannot be sent.
  *
  * Strings are borrowed from the table or from `cfg` and live as long as it.
  */
@@ -24,6 +26,8 @@ struct llm_rules {
 	double temperature;		/* < 0: not sent */
 	const char *reasoning_effort;	/* NULL: not sent */
 	long max_output;		/* the family's largest output limit; 0 when not known */
+	long thinking_budget;		/* Anthropic's extended thinking: its budget of tokens; 0: off */
+	char refusal[300];		/* "" or why these settings cannot be sent to this model (exit 2) */
 	char source[200];		/* "built-in", then what changed it: "config request_rules 'gpt-5'", ... */
 };
 

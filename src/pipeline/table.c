@@ -82,3 +82,20 @@ void pipeline_print_time(FILE *f, const json_t *t)
 		json_number_value(json_object_get(t, "eval_s")), json_number_value(json_object_get(t, "device_wait_s")),
 		json_integer_value(json_object_get(t, "llm_chain")));
 }
+
+void pipeline_print_usage(FILE *f, const json_t *u)
+{
+	long long calls = json_integer_value(json_object_get(u, "calls"));
+	long long cached = json_integer_value(json_object_get(u, "cached_prompt_tokens"));
+	long long written = json_integer_value(json_object_get(u, "cache_write_tokens"));
+	if (!json_is_object(u) || !calls)
+		return;
+	fprintf(f, "  llm: %lld call(s), %lld prompt tokens", calls, json_integer_value(json_object_get(u, "prompt_tokens")));
+	if (cached || written)
+		fprintf(f, " (%lld read from the prompt cache, %lld written to it)", cached, written);
+	fprintf(f, ", %lld completion tokens, $%.4f", json_integer_value(json_object_get(u, "completion_tokens")),
+		json_number_value(json_object_get(u, "cost_usd")));
+	if (cached || written)
+		fprintf(f, "; the prompt cache saved $%.4f", json_number_value(json_object_get(u, "cache_saved_usd")));
+	fprintf(f, "\n");
+}

@@ -15,5 +15,8 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
 /* One line: where a task's time went (its summary's "time": wall_s when
  * known, llm_s, eval_s, device_wait_s, llm_chain). Nothing without one. */
 void pipeline_print_time(FILE *f, const json_t *time);
+/* The task's LLM calls from its summary's "usage": tokens, what the
+ * provider's prompt cache served and saved, cost. Nothing without calls. */
+void pipeline_print_usage(FILE *f, const json_t *usage);
 
 #endif

@@ -107,6 +107,7 @@ static json_t *metrics(const json_t *rows)
 {
 	struct acc eager = { 0 }, compile = { 0 }, existing = { 0 }, gains[STAGE_COUNT];
 	double fast[4] = { 0 }, tokens_in = 0, tokens_out = 0, tokens_cached = 0, tokens_reasoning = 0, cost = 0, wall = 0;
+	double cache_saved = 0;
 	static const double ps[4] = { 0, 1, 1.5, 2 };
 	int n = (int)json_array_size(rows), finished = 0, failed = 0, waiting = 0, stopped = 0, success = 0;
 	json_t *pending = json_array(), *not_finished = json_array();
@@ -151,6 +152,7 @@ static json_t *metrics(const json_t *rows)
 		tokens_cached += json_num(r, "cached_prompt_tokens") > 0 ? json_num(r, "cached_prompt_tokens") : 0;
 		tokens_reasoning += json_num(r, "reasoning_tokens") > 0 ? json_num(r, "reasoning_tokens") : 0;
 		cost += json_num(r, "cost_usd") > 0 ? json_num(r, "cost_usd") : 0;
+		cache_saved += isnan(json_num(r, "cache_saved_usd")) ? 0 : json_num(r, "cache_saved_usd");
 		wall += json_num(r, "wall_s") > 0 ? json_num(r, "wall_s") : 0;
 		/* Per-stage gain: the best time before the stage over the best after it. */
 		json_array_foreach(st, j, row) {
@@ -188,6 +190,7 @@ static json_t *metrics(const json_t *rows)
 	json_object_set_new(out, "cached_prompt_tokens_per_task", finished ? json_real(tokens_cached / finished) : json_null());
 	json_object_set_new(out, "reasoning_tokens_per_task", finished ? json_real(tokens_reasoning / finished) : json_null());
 	json_object_set_new(out, "cost_per_task", finished ? json_real(cost / finished) : json_null());
+	json_object_set_new(out, "cache_saved_usd_per_task", finished ? json_real(cache_saved / finished) : json_null());
 	json_object_set_new(out, "wall_s_per_task", finished ? json_real(wall / finished) : json_null());
 	json_object_set_new(out, "stages", stages_out);
 	json_object_set_new(out, "sol", json_pack("{s:o, s:o, s:o}", "kernel", sol_stats(rows, "sol_pct", 1), "eager",
@@ -292,6 +295,7 @@ json_t *report_compute(struct store *s, const char *run_id)
 		json_object_set_new(row, "reasoning_tokens",
 				    json_integer(json_integer_value(json_object_get(u, "reasoning_tokens"))));
 		json_object_set_new(row, "cost_usd", json_real(json_number_value(json_object_get(u, "cost_usd"))));
+		json_object_set_new(row, "cache_saved_usd", json_real(json_number_value(json_object_get(u, "cache_saved_usd"))));
 		json_array_append_new(rows, row);
 	}
 	json_array_foreach(rows, i, t) {
@@ -363,11 +367,16 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 			fprintf(f, "  speedup vs the existing kernels: mean %.2fx, geomean %.2fx (n=%lld)\n", json_num(sx, "mean"),
 				json_num(sx, "geomean"), json_integer_value(json_object_get(sx, "n")));
 	}
-	if (json_integer_value(json_object_get(m, "finished")))
-		fprintf(f, "  per finished task: %.0f prompt (%.0f cached) + %.0f completion tokens (%.0f reasoning), $%.4f, "
+	if (json_integer_value(json_object_get(m, "finished"))) {
+		char saved[64] = "";
+		if (json_num(m, "cached_prompt_tokens_per_task") > 0)
+			snprintf(saved, sizeof(saved), ", the prompt cache saving $%.4f",
+				 json_num(m, "cache_saved_usd_per_task"));
+		fprintf(f, "  per finished task: %.0f prompt (%.0f cached) + %.0f completion tokens (%.0f reasoning), $%.4f%s, "
 			"%.1f s\n", json_num(m, "prompt_tokens_per_task"), json_num(m, "cached_prompt_tokens_per_task"),
 			json_num(m, "completion_tokens_per_task"), json_num(m, "reasoning_tokens_per_task"),
-			json_num(m, "cost_per_task"), json_num(m, "wall_s_per_task"));
+			json_num(m, "cost_per_task"), saved, json_num(m, "wall_s_per_task"));
+	}
 	json_array_foreach(json_object_get(m, "not_finished"), i, st)
 		fprintf(f, "  not finished: %s (%s), because %s\n", json_string_value(json_object_get(st, "task_id")),
 			json_string_value(json_object_get(st, "status")), json_string_value(json_object_get(st, "because")));
@@ -448,7 +457,7 @@ char *report_csv(const json_t *rep)
 					    "speedup_eager", "speedup_compile", "existing_ms", "speedup_existing", "existing_error",
 					    "roofline_ms", "sol_pct", "eager_sol_pct",
 					    "compile_sol_pct", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
-					    "reasoning_tokens", "cost_usd", "wall_s",
+					    "reasoning_tokens", "cost_usd", "cache_saved_usd", "wall_s",
 					    "device", "final_kernel", "stop_reason", "llm_s", "eval_s", "device_wait_s",
 					    "llm_chain", NULL };
 	struct buf b = BUF_INIT;

@@ -436,6 +436,7 @@ static json_t *write_outputs(struct task_work *w, const struct pipeline_result *
 		pipeline_print_table(f, w->ts->path, w->eo.device, w->eo.clock, w->baseline,
 				     json_object_get(summary, "stages"));
 		pipeline_print_time(f, json_object_get(summary, "time"));
+		pipeline_print_usage(f, json_object_get(summary, "usage"));
 		fclose(f);
 	}
 	free(path);

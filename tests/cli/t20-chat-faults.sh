@@ -23,8 +23,8 @@ need = {"content", "model", "finish_reason", "usage", "attempts", "latency_ms", 
         "adapted"}
 assert need <= set(j), set(j)
 assert j["content"] == "hello there" and j["finish_reason"] == "stop"
-assert j["usage"] == {"prompt_tokens": 11, "completion_tokens": 3, "cached_prompt_tokens": 0, "reasoning_tokens": 0,
-                      "estimated": False}, j["usage"]
+assert j["usage"] == {"prompt_tokens": 11, "completion_tokens": 3, "cached_prompt_tokens": 0, "cache_write_tokens": 0,
+                      "reasoning_tokens": 0, "estimated": False}, j["usage"]
 assert j["max_tokens"] == 16384 and j["adapted"] is None
 assert j["attempts"] == 1 and j["cached"] is False and j["latency_ms"] > 0
 PY
@@ -158,7 +158,8 @@ r = json.loads(open(sys.argv[1]).readline())
 b = json.loads(r["body"]); h = r["headers"]
 assert r["path"] == "/v1/messages", r["path"]
 assert h["x-api-key"] == "sk-ant-test" and h["anthropic-version"] and "Authorization" not in h
-assert b["system"] == "sys" and b["messages"] == [{"role": "user", "content": "hi"}]
+assert b["system"] == [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}], b["system"]
+assert b["messages"] == [{"role": "user", "content": "hi"}]
 PY
 
 # --- the reply cache

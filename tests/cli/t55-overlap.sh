@@ -71,7 +71,7 @@ check "--sequential-tuning: 14 calls, 12 on the chain, the stages asked in order
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert (j["usage"]["calls"], j["time"]["llm_chain"]) == (14, 12), (j["usage"], j["time"])
-roles = [json.loads(json.loads(l)["body"])["messages"][0]["content"].split("Role: ")[1].split(".")[0]
+roles = [json.loads(json.loads(l)["body"])["messages"][1]["content"].split("Role: ")[1].split(".")[0]
          for l in open(sys.argv[2])]
 tuning = [r for r in roles if "mapping" in r or "tiling" in r or "memory" in r or "Mapping" in r or "Tiling" in r
           or "Memory" in r]

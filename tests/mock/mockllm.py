@@ -3,6 +3,7 @@
 
 Usage: mockllm.py --script FILE [--log FILE] [--port-file FILE]
                   [--reasoning-models REGEX] [--max-output N]
+                  [--prompt-cache] [--cache-min-tokens N] [--no-thinking-models REGEX]
 
 It listens on 127.0.0.1 on an ephemeral port, prints the port on stdout,
 and answers each request with the first unconsumed script entry whose
@@ -44,6 +45,25 @@ the temperature must lie in [0, 1]. With --max-output N an output limit over
 N is refused as each provider words it. A request with "stream": true gets
 server-sent events in the provider's form (OpenAI's usage chunk only when
 stream_options.include_usage asks for it).
+
+Anthropic's extended thinking is checked as documented: `thinking` is
+{"type": "enabled", "budget_tokens": N} with 1024 <= N < max_tokens, no
+temperature but 1 beside it, and a model matching --no-thinking-models
+(default: the claude-3-5 and claude-3 families) refuses it; a reply to a
+request with thinking opens with a thinking block (streamed as
+thinking_delta and signature_delta events) before its text. `cache_control`
+must be {"type": "ephemeral"} (a "ttl" of 5m or 1h allowed), on at most 4
+blocks.
+
+With --prompt-cache the server keeps a prompt cache as the providers do,
+counting 4 characters a token. Anthropic: the request up to a block marked
+with cache_control is the cached prefix; one at least --cache-min-tokens
+long (default 1024) is read from the cache when an earlier request wrote
+it (cache_read_input_tokens), else written (cache_creation_input_tokens).
+OpenAI (automatic): a prompt of at least that many tokens reads the longest
+prefix it shares with an earlier prompt, in steps of 128 tokens
+(prompt_tokens_details.cached_tokens). An entry's own usage or
+cached_tokens wins over the cache.
 """
 from __future__ import annotations
 
@@ -104,7 +124,42 @@ def anthropic_error(message: str) -> dict:
     return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
 
 
-def refusal(req: dict, anthropic: bool, reasoning: re.Pattern, max_output: int | None) -> dict | None:
+def cache_marks(req: dict) -> list:
+    """Every cache_control in an Anthropic request's system and messages."""
+    marks = []
+    system = req.get("system")
+    for b in system if isinstance(system, list) else []:
+        if isinstance(b, dict) and "cache_control" in b:
+            marks.append(b["cache_control"])
+    for m in req.get("messages", []):
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if isinstance(b, dict) and "cache_control" in b:
+                marks.append(b["cache_control"])
+    return marks
+
+
+def thinking_refusal(req: dict, no_thinking: re.Pattern) -> dict | None:
+    th = req["thinking"]
+    if not isinstance(th, dict) or th.get("type") not in ("enabled", "disabled"):
+        return anthropic_error("thinking: Input tag does not match any of the expected tags: 'enabled', 'disabled'")
+    if th["type"] == "disabled":
+        return None
+    if no_thinking.search(str(req.get("model", ""))):
+        return anthropic_error(f"'{req.get('model')}' does not support thinking.")
+    budget = th.get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        return anthropic_error("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+    if req.get("max_tokens", 0) <= budget:
+        return anthropic_error("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+                               "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking")
+    if req.get("temperature") is not None and req["temperature"] != 1:
+        return anthropic_error("`temperature` may only be set to 1 when thinking is enabled. Please consult our "
+                               "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking")
+    return None
+
+
+def refusal(req: dict, anthropic: bool, reasoning: re.Pattern, max_output: int | None,
+            no_thinking: re.Pattern = re.compile(r"^claude-3-(5|opus|haiku)")) -> dict | None:
     """The error body a real API would answer this request with, or None."""
     model = str(req.get("model", ""))
     if anthropic:
@@ -116,6 +171,17 @@ def refusal(req: dict, anthropic: bool, reasoning: re.Pattern, max_output: int |
         t = req.get("temperature")
         if t is not None and not 0 <= t <= 1:
             return anthropic_error("temperature: Input should be less than or equal to 1")
+        marks = cache_marks(req)
+        if len(marks) > 4:
+            return anthropic_error(f"A maximum of 4 blocks with cache_control may be provided. Found {len(marks)}.")
+        for c in marks:
+            if not isinstance(c, dict) or c.get("type") != "ephemeral" or c.get("ttl", "5m") not in ("5m", "1h") \
+                    or set(c) - {"type", "ttl"}:
+                return anthropic_error("system.0.cache_control: Input tag does not match the expected tag: 'ephemeral'")
+        if "thinking" in req:
+            why = thinking_refusal(req, no_thinking)
+            if why:
+                return why
         if max_output and req["max_tokens"] > max_output:
             return anthropic_error(f"max_tokens: {req['max_tokens']} > {max_output}, which is the maximum "
                                    f"allowed number of output tokens for {model}")
@@ -154,10 +220,65 @@ def usage_of(e: dict, text: str, content: str) -> dict:
 
 def anthropic_usage(u: dict) -> dict:
     cached = u.get("prompt_tokens_details", {}).get("cached_tokens", 0)
-    out = {"input_tokens": u["prompt_tokens"] - cached, "output_tokens": u["completion_tokens"]}
+    written = u.get("cache_creation_input_tokens", 0)
+    out = {"input_tokens": u["prompt_tokens"] - cached - written, "output_tokens": u["completion_tokens"]}
     if cached:
         out["cache_read_input_tokens"] = cached
+    if written:
+        out["cache_creation_input_tokens"] = written
     return out
+
+
+class PromptCache:
+    """The providers' prompt caches, 4 characters a token (see the module's doc)."""
+
+    def __init__(self, min_tokens: int):
+        self.min_tokens = min_tokens
+        self.prefixes: set[str] = set()    # Anthropic: the marked prefixes written
+        self.prompts: list[str] = []       # OpenAI: every prompt seen
+        self.lock = threading.Lock()
+
+    def anthropic(self, req: dict) -> tuple[int, int]:
+        """(tokens read, tokens written) for the request's last marked prefix."""
+        parts, prefix = [], None
+        system = req.get("system")
+        for b in system if isinstance(system, list) else [{"text": system or ""}]:
+            parts.append(b.get("text", ""))
+            if "cache_control" in b:
+                prefix = "".join(parts)
+        for m in req.get("messages", []):
+            content = m.get("content")
+            for b in content if isinstance(content, list) else [{"text": content or ""}]:
+                parts.append(b.get("text", ""))
+                if isinstance(b, dict) and "cache_control" in b:
+                    prefix = "".join(parts)
+        if prefix is None or len(prefix) // 4 < self.min_tokens:
+            return 0, 0
+        with self.lock:
+            if prefix in self.prefixes:
+                return len(prefix) // 4, 0
+            self.prefixes.add(prefix)
+        return 0, len(prefix) // 4
+
+    def openai(self, req: dict) -> int:
+        """Tokens read: the longest prefix shared with an earlier prompt, in steps of 128."""
+        text = "".join(str(m.get("content", "")) for m in req.get("messages", []))
+        best = 0
+        with self.lock:
+            for old in self.prompts:
+                n = len(os.path.commonprefix([old, text]))
+                best = max(best, n)
+            self.prompts.append(text)
+        tokens = best // 4 // 128 * 128
+        return tokens if len(text) // 4 >= self.min_tokens and tokens >= self.min_tokens else 0
+
+
+# What the mock "thinks" before its text: never part of the reply's text.
+THOUGHT = "MOCK-THINKING: the request asks for a kernel; reasoning about it first."
+
+
+def thinks(req: dict) -> bool:
+    return (req.get("thinking") or {}).get("type") == "enabled"
 
 
 def pieces(content: str, n: int = 24) -> list[str]:
@@ -178,13 +299,25 @@ def stream_events(anthropic: bool, req: dict, content: str, finish: str, usage: 
             "id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "usage": {**{k: v for k, v in au.items() if k != "output_tokens"},
                                            "output_tokens": 1}}}, "message_start"))
-        out.append(ev({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        at = 0
+        if thinks(req):
+            out.append(ev({"type": "content_block_start", "index": 0,
+                           "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+                          "content_block_start"))
+            for p in pieces(THOUGHT, 3):
+                out.append(ev({"type": "content_block_delta", "index": 0,
+                               "delta": {"type": "thinking_delta", "thinking": p}}, "content_block_delta"))
+            out.append(ev({"type": "content_block_delta", "index": 0,
+                           "delta": {"type": "signature_delta", "signature": "c2lnbmF0dXJl"}}, "content_block_delta"))
+            out.append(ev({"type": "content_block_stop", "index": 0}, "content_block_stop"))
+            at = 1
+        out.append(ev({"type": "content_block_start", "index": at, "content_block": {"type": "text", "text": ""}},
                       "content_block_start"))
         out.append(ev({"type": "ping"}, "ping"))
         for p in pieces(content):
-            out.append(ev({"type": "content_block_delta", "index": 0,
+            out.append(ev({"type": "content_block_delta", "index": at,
                            "delta": {"type": "text_delta", "text": p}}, "content_block_delta"))
-        out.append(ev({"type": "content_block_stop", "index": 0}, "content_block_stop"))
+        out.append(ev({"type": "content_block_stop", "index": at}, "content_block_stop"))
         stop = {"stop": "end_turn", "length": "max_tokens"}.get(finish, finish)
         out.append(ev({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                        "usage": {"output_tokens": au["output_tokens"]}}, "message_delta"))
@@ -211,7 +344,9 @@ class Handler(BaseHTTPRequestHandler):
     log_path: str | None
     log_lock = threading.Lock()
     reasoning: re.Pattern
+    no_thinking: re.Pattern
     max_output: int | None = None
+    cache: PromptCache | None = None
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -241,7 +376,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         text = json.dumps(req.get("messages", [])) + json.dumps(req.get("system", ""))
         anthropic = self.path.rstrip("/").endswith("/v1/messages")
-        refused = refusal(req, anthropic, self.reasoning, self.max_output)
+        refused = refusal(req, anthropic, self.reasoning, self.max_output, self.no_thinking)
         if refused is not None:
             self._send(400, json.dumps(refused).encode())
             return
@@ -286,15 +421,28 @@ class Handler(BaseHTTPRequestHandler):
         content = self.script.reply_text(e)
         finish = e.get("finish_reason", "stop")
         usage = usage_of(e, text, content)
+        if self.cache and "usage" not in e and "cached_tokens" not in e:
+            if anthropic:
+                read, written = self.cache.anthropic(req)
+                if read:
+                    usage["prompt_tokens_details"] = {"cached_tokens": read}
+                if written:
+                    usage["cache_creation_input_tokens"] = written
+            else:
+                read = self.cache.openai(req)
+                if read:
+                    usage["prompt_tokens_details"] = {"cached_tokens": read}
         model = req.get("model", "mock")
         if req.get("stream"):
             self._stream(stream_events(anthropic, req, content, finish, usage, model, fault), e, fault)
             return
         if anthropic:
             stop = {"stop": "end_turn", "length": "max_tokens"}.get(finish, finish)
+            blocks = [{"type": "text", "text": content}]
+            if thinks(req):
+                blocks.insert(0, {"type": "thinking", "thinking": THOUGHT, "signature": "c2lnbmF0dXJl"})
             payload = {"id": "msg_mock", "type": "message", "role": "assistant", "model": model,
-                       "content": [{"type": "text", "text": content}], "stop_reason": stop,
-                       "usage": anthropic_usage(usage)}
+                       "content": blocks, "stop_reason": stop, "usage": anthropic_usage(usage)}
         else:
             choices = [] if fault == "empty_choices" else [
                 {"index": 0, "message": {"role": "assistant", "content": content},
@@ -349,7 +497,14 @@ def main() -> int:
     ap.add_argument("--reasoning-models", default=r"^(gpt-5|o[134])",
                     help="model names (a regex) refused max_tokens and temperature as OpenAI's reasoning models")
     ap.add_argument("--max-output", type=int, help="refuse an output limit above N tokens")
+    ap.add_argument("--prompt-cache", action="store_true", help="keep a prompt cache as the providers do")
+    ap.add_argument("--cache-min-tokens", type=int, default=1024, help="the least prefix the cache keeps")
+    ap.add_argument("--no-thinking-models", default=r"^claude-3-(5|opus|haiku)",
+                    help="Anthropic model names (a regex) that refuse extended thinking")
     args = ap.parse_args()
+    Handler.no_thinking = re.compile(args.no_thinking_models)
+    if args.prompt_cache:
+        Handler.cache = PromptCache(args.cache_min_tokens)
     Handler.script = Script(args.script)
     Handler.reasoning = re.compile(args.reasoning_models)
     Handler.max_output = args.max_output

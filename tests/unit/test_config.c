@@ -57,7 +57,7 @@ void suite_config(void)
 	CHECK_STR(cfg.model, "flag-model", "a flag beats the environment and the file");
 	CHECK(cfg.temperature == 0.1 && cfg.max_output_tokens == 100, "numbers come from the file");
 	CHECK_STR(cfg.api_key, "sk-ant-unit", "the provider's key variable is used when EGG_API_KEY is unset");
-	CHECK(llm_price(&cfg, "file-model-2025", 1000000, 0, 1000000) == 3.0,
+	CHECK(llm_price(&cfg, "file-model-2025", &(struct llm_tokens){ 1000000, 0, 0, 1000000 }, NULL) == 3.0,
 	      "the config file's price table is used, by model-name prefix");
 	config_free(&cfg);
 	config_init(&cfg);

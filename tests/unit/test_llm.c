@@ -17,7 +17,7 @@
 
 static void test_bodies(void)
 {
-	struct provider_request r = { "m1", "sys", "hi", 99, "max_completion_tokens", 0.5, "low", 1, 1 };
+	struct provider_request r = { "m1", "sys", "hi", 99, "max_completion_tokens", 0.5, "low", 0, 1, 1, 1 };
 	char *b = provider_request_body(LLM_OPENAI, &r);
 	json_t *o = json_loads(b, 0, NULL);
 	CHECK(o && !strcmp(json_string_value(json_object_get(o, "model")), "m1") &&
@@ -28,9 +28,12 @@ static void test_bodies(void)
 	      json_is_true(json_object_get(o, "stream")) &&
 	      json_is_true(json_object_get(json_object_get(o, "stream_options"), "include_usage")),
 	      "openai body: reasoning effort, stream and the usage chunk asked for");
+	CHECK(o && json_is_string(json_object_get(json_array_get(json_object_get(o, "messages"), 0), "content")) &&
+	      !strstr(b, "cache_control") && !strstr(b, "thinking"),
+	      "openai body: no cache mark and no thinking (OpenAI caches a repeated prefix by itself)");
 	json_decref(o);
 	free(b);
-	r = (struct provider_request){ "c1", "sys", "hi", 10, "max_completion_tokens", -1, "high", 1, 1 };
+	r = (struct provider_request){ "c1", "sys", "hi", 10, "max_completion_tokens", -1, "high", 0, 0, 1, 1 };
 	b = provider_request_body(LLM_ANTHROPIC, &r);
 	o = json_loads(b, 0, NULL);
 	CHECK(o && !strcmp(json_string_value(json_object_get(o, "system")), "sys") &&
@@ -41,6 +44,22 @@ static void test_bodies(void)
 	      !json_object_get(o, "max_completion_tokens") && !json_object_get(o, "reasoning_effort") &&
 	      !json_object_get(o, "stream_options") && json_is_true(json_object_get(o, "stream")),
 	      "anthropic body: always max_tokens, never OpenAI's fields");
+	json_decref(o);
+	free(b);
+	r = (struct provider_request){ "c1", "sys", "hi", 5096, NULL, -1, NULL, 4096, 1, 1, 1 };
+	b = provider_request_body(LLM_ANTHROPIC, &r);
+	o = json_loads(b, 0, NULL);
+	{
+		json_t *block = json_array_get(json_object_get(o, "system"), 0), *think = json_object_get(o, "thinking");
+		CHECK(block && !strcmp(json_string_value(json_object_get(block, "text")) ?: "", "sys") &&
+		      !strcmp(json_string_value(json_object_get(json_object_get(block, "cache_control"), "type")) ?: "",
+			      "ephemeral"),
+		      "anthropic body: the system text is one block marked for the prompt cache");
+		CHECK(think && !strcmp(json_string_value(json_object_get(think, "type")) ?: "", "enabled") &&
+		      json_integer_value(json_object_get(think, "budget_tokens")) == 4096 &&
+		      json_integer_value(json_object_get(o, "max_tokens")) == 5096,
+		      "anthropic body: extended thinking with its budget");
+	}
 	json_decref(o);
 	free(b);
 }
@@ -235,15 +254,30 @@ static void test_retry_after(void)
 	CHECK(llm_parse_retry_after("soon") == -1, "an unusable Retry-After is ignored");
 }
 
+static double price(struct config *cfg, const char *model, long prompt, long cached, long written, long out,
+		    double *saved)
+{
+	struct llm_tokens t = { prompt, cached, written, out };
+	return llm_price(cfg, model, &t, saved);
+}
+
 static void test_price(void)
 {
 	struct config cfg;
+	double saved;
 	config_init(&cfg);
-	CHECK(llm_price(&cfg, "gpt-5-mini-2025", 1000000, 0, 0) == 0.25,
+	CHECK(price(&cfg, "gpt-5-mini-2025", 1000000, 0, 0, 0, NULL) == 0.25,
 	      "the longest built-in prefix wins (gpt-5-mini over gpt-5)");
-	CHECK(llm_price(&cfg, "mystery-model", 10, 0, 10) < 0, "an unknown model has no price");
-	CHECK(fabs(llm_price(&cfg, "gpt-5.1", 1000000, 800000, 1000000) - (0.2 * 1.25 + 0.8 * 0.125 + 10.0)) < 1e-9,
+	CHECK(price(&cfg, "mystery-model", 10, 0, 0, 10, NULL) < 0, "an unknown model has no price");
+	CHECK(fabs(price(&cfg, "gpt-5.1", 1000000, 800000, 0, 1000000, &saved) - (0.2 * 1.25 + 0.8 * 0.125 + 10.0)) < 1e-9,
 	      "cached prompt tokens cost the cached-input price; reasoning tokens are output");
+	CHECK(fabs(saved - 0.8 * (1.25 - 0.125)) < 1e-9, "and the cache saved what those tokens cost less");
+	/* Anthropic: a cache write costs 1.25 times input, a read a tenth. */
+	CHECK(fabs(price(&cfg, "claude-sonnet-4-5", 1000000, 0, 600000, 0, &saved) - (0.4 * 3.0 + 0.6 * 3.75)) < 1e-9,
+	      "an Anthropic cache write costs 1.25 times the input price");
+	CHECK(fabs(saved + 0.6 * 0.75) < 1e-9, "a call that only wrote the cache saved less than nothing");
+	CHECK(fabs(price(&cfg, "claude-sonnet-4-5", 1000000, 600000, 0, 0, &saved) - (0.4 * 3.0 + 0.6 * 0.3)) < 1e-9 &&
+	      fabs(saved - 0.6 * 2.7) < 1e-9, "a read costs a tenth, and saves the rest");
 }
 
 /* ---- concurrency against the real mock server ---- */

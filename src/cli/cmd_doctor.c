@@ -8,6 +8,7 @@
 #include "../eval/eval.h"
 #include "../eval/launch.h"
 #include "../eval/roofline.h"
+#include "../llm/kept.h"
 #include "../llm/llm.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -213,14 +214,17 @@ static int probe_findings(const struct config *cfg, const json_t *probe, json_t 
 static json_t *request_rules(const struct config *cfg)
 {
 	struct llm_rules r;
+	char *endpoint = config_endpoint(cfg);
+	json_t *kept = kept_load(cfg->store, endpoint, cfg->model);
+	free(endpoint);
 	llm_rules_for(cfg, &r);
-	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:o, s:b, s:o, s:s, s:s?}", "family", r.family, "token_field",
+	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:o, s:b, s:o, s:s, s:s?, s:o}", "family", r.family, "token_field",
 			 r.token_field, "max_tokens",
 			 (json_int_t)cfg->max_output_tokens, "temperature",
 			 r.temperature >= 0 ? json_real(r.temperature) : json_null(), "reasoning_effort", r.reasoning_effort,
 			 "thinking_budget", r.thinking_budget ? json_integer(r.thinking_budget) : json_null(),
 			 "stream", cfg->stream != 0, "max_output", r.max_output ? json_integer(r.max_output) : json_null(),
-			 "source", r.source, "refused", r.refusal[0] ? r.refusal : NULL);
+			 "source", r.source, "refused", r.refusal[0] ? r.refusal : NULL, "kept", kept ? kept : json_null());
 }
 
 /*
@@ -385,6 +389,12 @@ static void print_text(const json_t *r)
 		       str_or(q, "family", "?"), str_or(q, "source", "?"));
 		if (json_is_string(json_object_get(q, "refused")))
 			printf("               refused: %s\n", str_or(q, "refused", ""));
+		if (json_is_object(json_object_get(q, "kept"))) {
+			char *k = json_dumps(json_object_get(q, "kept"), JSON_COMPACT | JSON_SORT_KEYS);
+			printf("               adapted on the server's word in an earlier run (kept in the store's "
+			       "llm-adapted.json): %s\n", k ? k : "?");
+			free(k);
+		}
 	}
 	printf("store:         %s\n", str_or(r, "store", "?"));
 	if (sl) {

@@ -15,6 +15,7 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/timeutil.h"
+#include "kept.h"
 #include "replycache.h"
 #include "spool.h"
 
@@ -115,6 +116,38 @@ static int check_endpoint(const struct config *cfg)
 	return rc;
 }
 
+/* What an earlier run adapted to for this endpoint and model (kept.h),
+ * applied to the wire from the start. */
+static void apply_kept(struct llm *c)
+{
+	json_t *k = kept_load(c->cfg->store, c->url, c->cfg->model), *v;
+	struct wire *w = &c->wire;
+	if (!k)
+		return;
+	v = json_object_get(k, "token_field");
+	if (json_is_string(v) && c->provider == LLM_OPENAI) {
+		w->token_field = !strcmp(json_string_value(v), "max_tokens") ? "max_tokens" : "max_completion_tokens";
+		w->switched_field = 1;
+	}
+	if (json_is_false(json_object_get(k, "temperature")))
+		w->temperature = -1;
+	if (json_is_false(json_object_get(k, "reasoning_effort")))
+		w->reasoning_effort = NULL;
+	if (json_is_false(json_object_get(k, "thinking")))
+		w->thinking_budget = 0;
+	if (json_is_false(json_object_get(k, "cache_control")))
+		w->cache_prefix = 0;
+	if (json_is_false(json_object_get(k, "stream")))
+		w->stream = 0;
+	if (json_is_false(json_object_get(k, "stream_options")))
+		w->stream_usage = 0;
+	v = json_object_get(k, "max_output");
+	if (json_is_integer(v) && json_integer_value(v) > 0 &&
+	    (!w->max_output || json_integer_value(v) < w->max_output))
+		w->max_output = (long)json_integer_value(v);
+	json_decref(k);
+}
+
 struct llm *llm_new(const struct config *cfg, int use_cache)
 {
 	struct llm *c;
@@ -146,6 +179,7 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 	c->wire = (struct wire){ c->rules.token_field, c->rules.temperature, c->rules.reasoning_effort,
 				 c->rules.thinking_budget, c->provider == LLM_ANTHROPIC, cfg->stream != 0,
 				 cfg->stream != 0, c->rules.max_output, 0 };
+	apply_kept(c);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->slot_free, NULL);
 	return c;
@@ -537,6 +571,7 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 {
 	struct wire *w = &c->wire;
 	char change[160] = "";
+	json_t *keep = json_object();	/* the change, for the store (kept.h) */
 	int again = 0;
 
 	pthread_mutex_lock(&c->lock);
@@ -544,6 +579,7 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 		if (f->stated_max > 0 && f->stated_max < *max_tokens) {
 			if (!w->max_output || f->stated_max < w->max_output) {
 				w->max_output = f->stated_max;
+				json_object_set_new(keep, "max_output", json_integer(f->stated_max));
 				snprintf(change, sizeof(change), "output limit %ld -> %ld tokens (the most the server takes)",
 					 *max_tokens, f->stated_max);
 			}
@@ -556,6 +592,7 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 			} else if (!w->switched_field) {
 				w->token_field = other;
 				w->switched_field = 1;
+				json_object_set_new(keep, "token_field", json_string(other));
 				snprintf(change, sizeof(change), "%s sent as %s", sent->token_field, other);
 				again = 1;
 			}
@@ -566,11 +603,13 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 		 * user's setting, and the call fails saying so. */
 		if (w->temperature >= 0)
 			snprintf(change, sizeof(change), "temperature not sent (the server takes only its default)");
+		json_object_set_new(keep, "temperature", json_false());
 		w->temperature = -1;
 		again = 1;
 	} else if (!strcmp(f->param, "reasoning_effort") && sent->reasoning_effort) {
 		if (w->reasoning_effort)
 			snprintf(change, sizeof(change), "reasoning_effort not sent");
+		json_object_set_new(keep, "reasoning_effort", json_false());
 		w->reasoning_effort = NULL;
 		again = 1;
 	} else if (!strcmp(f->param, "thinking") && sent->thinking_budget && f->unsupported) {
@@ -578,31 +617,39 @@ static int adapt(struct llm *c, const struct wire *sent, long *max_tokens, const
 		 * is adapted to, never a refused budget. */
 		if (w->thinking_budget)
 			snprintf(change, sizeof(change), "extended thinking not asked for (the model has none)");
+		json_object_set_new(keep, "thinking", json_false());
 		w->thinking_budget = 0;
 		again = 1;
 	} else if (!strcmp(f->param, "cache_control") && sent->cache_prefix) {
 		if (w->cache_prefix)
 			snprintf(change, sizeof(change), "no prompt-cache mark (cache_control) sent");
+		json_object_set_new(keep, "cache_control", json_false());
 		w->cache_prefix = 0;
 		again = 1;
 	} else if (!strcmp(f->param, "stream_options") && sent->stream_usage) {
 		if (w->stream_usage)
 			snprintf(change, sizeof(change), "stream_options not sent (token counts estimated)");
+		json_object_set_new(keep, "stream_options", json_false());
 		w->stream_usage = 0;
 		again = 1;
 	} else if (!strcmp(f->param, "stream") && sent->stream) {
 		if (w->stream)
 			snprintf(change, sizeof(change), "replies not streamed");
+		json_object_set_new(keep, "stream", json_false());
 		w->stream = 0;
 		again = 1;
 	}
 	pthread_mutex_unlock(&c->lock);
+	/* Kept for the next runs, once per store rather than once per process. */
+	if (change[0] && json_object_size(keep))
+		kept_save(c->cfg->store, c->url, c->cfg->model, keep);
+	json_decref(keep);
 	if (change[0] && !c->quiet_retries) {
 		/* Said once, on stderr; with --json or -q the result's "adapted" says it. */
 		char *why = secret_redact(buf_str(server_said));
 		fprintf(stderr, "egg: LLM: the server refused '%s' for model '%s' (%.200s); from now on: %s "
-			"(\"request_rules\" in the config file can say so from the start)\n", f->param, c->cfg->model,
-			why, change);
+			"(kept in the store for the next runs; \"request_rules\" in the config file can say so from the "
+			"start)\n", f->param, c->cfg->model, why, change);
 		free(why);
 	}
 	if (change[0])

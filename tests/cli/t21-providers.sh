@@ -57,7 +57,14 @@ expect_err "^egg: LLM: the server refused 'max_tokens' for model 'zeta-1' .*from
 expect_err "^egg: LLM: the server refused 'temperature' for model 'zeta-1' .*from now on: temperature not sent" \
 	"the temperature's adaptation is said on stderr"
 check "each adaptation is said once" test "$(grep -c 'egg: LLM: the server refused' "$ERR")" -eq 2
-run_egg chat --json --no-cache --model zeta-1 hi
+run_egg chat --no-cache --model zeta-1 hi
+check "the next process starts adapted: kept in the store, one request, no refusal paid again" bash -c "
+	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 4 ] && ! grep -q refused '$ERR' &&
+	grep -q '\"max_completion_tokens\"' '$EGG_STORE/llm-adapted.json'"
+EGG_MODEL=zeta-1 EGG_BASE_URL=$MOCK_URL run_egg doctor
+expect_out "^ +adapted on the server's word in an earlier run \(kept in the store's llm-adapted.json\): \{\"temperature\":false,\"token_field\":\"max_completion_tokens\"\}" \
+	"egg doctor shows what was kept"
+run_egg chat --json --no-cache --model zeta-2 hi
 check "--json records the adaptations, and keeps stderr to errors" bash -c "test \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"adapted\"])' '$OUT')\" = \
 	'max_tokens sent as max_completion_tokens; temperature not sent (the server takes only its default)' && ! test -s '$ERR'"
 unset MOCK_ARGS

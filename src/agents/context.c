@@ -156,21 +156,36 @@ char *agents_precision_note(const char *precision, int half, const json_t *toler
 
 char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline)
 {
-	char *text = device_text(facts, device, json_object_get(baseline, "calibration")), *with_io, *more;
-	size_t n = strlen(text);
+	struct buf t = BUF_INIT;
+	char *text = device_text(facts, device, json_object_get(baseline, "calibration"));
 	double peak = json_num(baseline, "peak_bytes"), out = json_num(baseline, "output_bytes");
-	if (isnan(json_num(baseline, "input_bytes")))
-		return text;
-	with_io = xasprintf("%s%s The task's inputs take %.1f MB and its outputs %.1f MB.", text,
-			    n && text[n - 1] == '.' ? "" : ".", json_num(baseline, "input_bytes") / 1e6,
-			    (isnan(out) ? 0 : out) / 1e6);
+	double eager = json_num(baseline, "eager_ms"), compiled = json_num(baseline, "compile_ms");
+	size_t n = strlen(text);
+	buf_adds(&t, text);
 	free(text);
-	if (!(peak > 0) || !strcmp(device, "cpu"))
-		return with_io;
-	/* The memory a kernel may count on: what PyTorch itself used (stable
-	 * from run to run, unlike the free memory). */
-	more = xasprintf("%s PyTorch's own forward peaked at %.1f MB of device memory; other evaluations share the "
-			 "GPU, so keep a kernel's workspace well within that.", with_io, peak / 1e6);
-	free(with_io);
-	return more;
+	if (!isnan(json_num(baseline, "input_bytes"))) {
+		buf_addf(&t, "%s The task's inputs take ", n && t.data[n - 1] == '.' ? "" : ".");
+		buf_add_size(&t, json_num(baseline, "input_bytes"));
+		buf_adds(&t, " and its outputs ");
+		buf_add_size(&t, isnan(out) ? 0 : out);
+		buf_adds(&t, ".");
+		/* The memory a kernel may count on: what PyTorch itself used (stable
+		 * from run to run, unlike the free memory). */
+		if (peak > 0 && strcmp(device, "cpu")) {
+			buf_adds(&t, " PyTorch's own forward peaked at ");
+			buf_add_size(&t, peak);
+			buf_adds(&t, " of device memory; other evaluations share the GPU, so keep a kernel's workspace "
+				     "well within that.");
+		}
+	}
+	/* The bar a kernel is worth its place against: what the user runs. */
+	if (eager > 0 && compiled > 0)
+		buf_addf(&t, " What the user runs today: on this device the reference takes %.4f ms in PyTorch eager and "
+			 "%.4f ms under torch.compile; a kernel is worth its place only when it is faster than the faster "
+			 "of the two (%.4f ms).", eager, compiled, fmin(eager, compiled));
+	else if (eager > 0)
+		buf_addf(&t, " What the user runs today: on this device the reference takes %.4f ms in PyTorch eager "
+			 "(torch.compile is not measured in this run); a kernel is worth its place only when it is "
+			 "faster.", eager);
+	return buf_detach(&t);
 }

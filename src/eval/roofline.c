@@ -119,13 +119,7 @@ static void roofline_side(struct buf *b, const json_t *rl, int memory)
 
 	if (memory) {
 		/* In a unit that shows the size: a 49 KB task is not "0.0 MB". */
-		double bytes = json_num(rl, "bytes");
-		if (bytes >= 1e9)
-			buf_addf(b, "%.2f GB", bytes / 1e9);
-		else if (bytes >= 1e6)
-			buf_addf(b, "%.1f MB", bytes / 1e6);
-		else
-			buf_addf(b, "%.1f KB", bytes / 1e3);
+		buf_add_size(b, json_num(rl, "bytes"));
 		buf_addf(b, " at %.2f TB/s", json_num(rl, "bandwidth_bytes_s") / 1e12);
 	}
 	else

@@ -152,6 +152,15 @@ int buf_addf(struct buf *b, const char *fmt, ...)
 	return rc;
 }
 
+int buf_add_size(struct buf *b, double bytes)
+{
+	if (bytes >= 1e9)
+		return buf_addf(b, "%.2f GB", bytes / 1e9);
+	if (bytes >= 1e6)
+		return buf_addf(b, "%.1f MB", bytes / 1e6);
+	return buf_addf(b, "%.1f KB", bytes / 1e3);
+}
+
 const char *buf_str(const struct buf *b)
 {
 	return b->data ? b->data : "";

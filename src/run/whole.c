@@ -133,21 +133,36 @@ static void insert_by_share(json_t *order, json_t *row, const char *key)
 	json_array_insert(order, at, row);
 }
 
+/* Whether a row is the first occurrence of a task that will run. */
+static int runs_own_task(const json_t *row)
+{
+	return subgraph_outcome_of(json_string_value(json_object_get(row, "status"))) == SG_TASK &&
+	       !strcmp(json_string_value(json_object_get(row, "task")), json_string_value(json_object_get(row, "file")));
+}
+
 /*
- * The program budget: the distinct tasks in order of the share they cover,
- * largest first, each task's file onto `paths` in that order (so that the
- * run's token and cost budgets, when they end it early, have spent
- * themselves on the largest); beyond --max-subgraphs N the rest stay
- * PyTorch, each occurrence saying so.
+ * The program budget: the distinct tasks in order of the time they leave
+ * after torch.compile (their share of the program's eager time, times
+ * what torch.compile makes of them in their task when that was measured,
+ * measure_bars), largest first, each task's file onto `paths` in that
+ * order (so that the run's token and cost budgets, when they end it early,
+ * have spent themselves on the largest); beyond --max-subgraphs N the rest
+ * stay PyTorch, each occurrence saying so.
  */
 static void by_share_within(json_t *rows, const struct whole_opts *wo, const char *dir, struct strvec *paths)
 {
 	json_t *order = json_array(), *row, *sg;
 	size_t i, k;
-	json_array_foreach(rows, i, row)
-		if (subgraph_outcome_of(json_string_value(json_object_get(row, "status"))) == SG_TASK &&
-		    !strcmp(json_string_value(json_object_get(row, "task")), json_string_value(json_object_get(row, "file"))))
-			insert_by_share(order, row, "task_share");
+	int by_bar = 0;
+	json_array_foreach(rows, i, row) {
+		if (!runs_own_task(row))
+			continue;
+		double share = json_num(row, "task_share"), ratio = json_num(row, "task_compile_ratio");
+		by_bar |= !isnan(ratio);
+		json_object_set_new(row, "share_after_compile",
+				    num_or_null(isnan(ratio) ? share : share * fmin(1.0, ratio)));
+		insert_by_share(order, row, "share_after_compile");
+	}
 	json_array_foreach(order, k, row) {
 		const char *task = json_string_value(json_object_get(row, "task"));
 		if (wo->max_tasks <= 0 || k < (size_t)wo->max_tasks) {
@@ -158,18 +173,67 @@ static void by_share_within(json_t *rows, const struct whole_opts *wo, const cha
 		}
 		json_array_foreach(rows, i, sg)
 			if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", task))
-				set_outcome(sg, SG_SKIPPED, json_sprintf("beyond --max-subgraphs %d: the %d distinct task(s) of "
-									 "largest share are optimized first", wo->max_tasks,
-									 wo->max_tasks));
+				set_outcome(sg, SG_SKIPPED, json_sprintf("beyond --max-subgraphs %d: the %d distinct task(s) %s "
+									 "are optimized first", wo->max_tasks, wo->max_tasks,
+									 by_bar ? "with the most time left after torch.compile"
+										: "of largest share"));
 	}
 	json_decref(order);
 }
 
+/*
+ * When --max-subgraphs leaves some tasks out, which go first is decided by
+ * the user's bar: each distinct task's baseline (eager and torch.compile,
+ * in its task, its inputs laid out as in the program) is measured first,
+ * and its row gets task_compile_ratio (torch.compile's time over eager's).
+ * The baselines are cached, so the tasks' own runs do not measure them
+ * again. Nothing is measured when nothing is cut or without torch.compile
+ * (--compile-mode none). 0, or -1 on an infrastructure failure.
+ */
+static int measure_bars(struct whole *w, json_t *rows, const struct whole_opts *wo)
+{
+	json_t *row;
+	size_t i, n = 0;
+	json_array_foreach(rows, i, row)
+		n += runs_own_task(row);
+	if (wo->max_tasks <= 0 || n <= (size_t)wo->max_tasks || !w->eo.compile_mode ||
+	    !strcmp(w->eo.compile_mode, "none"))
+		return 0;
+	json_array_foreach(rows, i, row) {
+		struct buf src = BUF_INIT;
+		struct pool_slot *slot;
+		json_t *b;
+		char *path;
+		if (!runs_own_task(row))
+			continue;
+		path = fs_join(w->dir, json_string_value(json_object_get(row, "task")));
+		if (fs_read(path, &src) < 0) {
+			free(path);
+			return -1;
+		}
+		free(path);
+		slot = pool_acquire(w->rs->pool, 0);
+		b = eval_baseline(slot->worker, &w->eo, buf_str(&src));
+		pool_release(w->rs->pool, slot);
+		buf_release(&src);
+		if (!b)
+			return -1;
+		if (json_num(b, "eager_ms") > 0 && json_num(b, "compile_ms") > 0)
+			json_object_set_new(row, "task_compile_ratio",
+					    json_real(json_num(b, "compile_ms") / json_num(b, "eager_ms")));
+		json_decref(b);
+	}
+	return 0;
+}
+
 /* One row per subgraph of the plan, saying what becomes of it (glue, under
  * --min-share, or a task: a subgraph that repeats an earlier one is that
- * one's task), the tasks to run onto `paths` (by_share_within). */
-static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const char *dir, struct strvec *paths)
+ * one's task), the tasks to run onto `paths` (by_share_within, after
+ * measure_bars); NULL on an infrastructure failure. */
+static json_t *plan_rows(struct whole *w, const struct whole_opts *wo, struct strvec *paths)
 {
+	const json_t *plan = w->plan;
+	const char *dir = w->dir;
 	json_t *rows = json_array(), *sg;
 	size_t i;
 	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
@@ -191,6 +255,10 @@ static json_t *plan_rows(const json_t *plan, const struct whole_opts *wo, const 
 		}
 		json_array_append_new(rows, row);
 	}
+	if (measure_bars(w, rows, wo) < 0) {
+		json_decref(rows);
+		return NULL;
+	}
 	by_share_within(rows, wo, dir, paths);
 	return rows;
 }
@@ -209,6 +277,8 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 	json_object_set_new(sg, "task_id", json_string(ts->task_id));
 	json_object_set_new(sg, "speedup_best", num_or_null(best));
 	json_object_set(sg, "usage", json_object_get(res, "usage") ?: json_null());
+	if (json_num(res, "eager_ms") > 0 && json_num(res, "compile_ms") > 0)
+		json_object_set_new(sg, "task_compile_ratio", json_real(json_num(res, "compile_ms") / json_num(res, "eager_ms")));
 	for (size_t k = 0; k < sizeof(copied) / sizeof(copied[0]); k++)
 		json_object_set(sg, copied[k], json_object_get(res, copied[k]) ?: json_null());
 	if (cpu) {
@@ -443,37 +513,56 @@ static json_t *end_to_end(const json_t *e2e, const json_t *baseline, int allow_t
  * task, differ); an optimized one at its roofline bound (bound); the rest
  * at their eager time. `skipped_*`: the subgraphs left in PyTorch by the
  * budget (--min-share, --max-subgraphs), their time, and what the parts
- * would give with them at no time at all (what they could still add). */
-json_t *whole_amdahl(const json_t *rows, int cpu)
+ * would give with them at no time at all (what they could still add).
+ *
+ * Against the user's bar (best_speedup): each part under torch.compile at
+ * its time in the program times torch.compile's ratio in its own task
+ * (task_compile_ratio), or the whole program's ratio (`compile_ratio`)
+ * for a part whose task did not measure one; the original run its better
+ * way (eager or compiled) over the drop-in run its better way (plain, or
+ * compiled: its kernels as they are, the rest under torch.compile). NaN
+ * compile_ratio and a part without its own: no such figure. */
+json_t *whole_amdahl(const json_t *rows, double compile_ratio, int cpu)
 {
-	double eager = 0, parts = 0, bound = 0, skipped = 0;
+	double eager = 0, parts = 0, bound = 0, skipped = 0, compiled = 0, parts_compiled = 0;
+	int compiled_known = !cpu;
 	const json_t *sg;
 	size_t i;
 	json_array_foreach(rows, i, sg) {
 		double e = json_num(sg, "eager_ms"), k = json_num(sg, "kernel_ms"), b = json_num(sg, "roofline_ms");
-		double x = json_num(sg, "speedup_eager");
+		double x = json_num(sg, "speedup_eager"), r = json_num(sg, "task_compile_ratio"), mine;
 		enum subgraph_outcome oc = subgraph_outcome_of(json_string_value(json_object_get(sg, "status")));
 		int used = json_is_true(json_object_get(sg, "used")), tried = oc != SG_UNKNOWN && outcomes[oc].tried;
 		if (isnan(e))
 			continue;
+		if (isnan(r))
+			r = compile_ratio;
 		eager += e;
 		if (used && !isnan(x) && x > 0)
-			parts += e / x;
+			mine = e / x;
 		else
-			parts += used && !isnan(k) ? k : e;
+			mine = used && !isnan(k) ? k : e;
+		parts += mine;
+		compiled += e * r;
+		parts_compiled += used ? mine : e * r;
+		compiled_known &= !isnan(r);
 		bound += tried && !isnan(b) && b > 0 ? fmin(b, e) : e;
 		if (oc == SG_SKIPPED)
 			skipped += e;
 	}
-	return json_pack("{s:o, s:o, s:f, s:f, s:o, s:s}", "parts_speedup",
-			 eager > 0 && parts > 0 ? json_real(eager / parts) : json_null(), "bound_speedup",
+	return json_pack("{s:o, s:o, s:o, s:f, s:f, s:o, s:s}", "parts_speedup",
+			 eager > 0 && parts > 0 ? json_real(eager / parts) : json_null(), "best_speedup",
+			 compiled_known && eager > 0 && parts > 0 && parts_compiled > 0
+				 ? json_real(fmin(eager, compiled) / fmin(parts, parts_compiled)) : json_null(),
+			 "bound_speedup",
 			 eager > 0 && bound > 0 && !cpu ? json_real(eager / bound) : json_null(), "skipped_ms", skipped,
 			 "skipped_share", eager > 0 ? skipped / eager : 0.0,
 			 "without_skipped_speedup", skipped > 0 && parts > skipped ? json_real(eager / (parts - skipped))
 										  : json_null(),
 			 "basis", "the sum of the subgraphs' eager times in the program, with each used kernel's part at "
 			 "that time over its speedup in its own task (parts) or every optimized subgraph at its roofline "
-			 "bound (bound)");
+			 "bound (bound); against the faster of eager and torch.compile, each part compiled at its task's "
+			 "torch.compile ratio (best)");
 }
 
 /*
@@ -574,9 +663,9 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	w.baseline = baseline;
 	w.dir = dir;
 	w.program_py = program_py;
-	out = json_pack("{s:s, s:s, s:o, s:b}", "task", task_path, "split_dir", dir, "subgraphs",
-			plan_rows(plan, wo, dir, &paths), "finished", 0);
-	rows = json_object_get(out, "subgraphs");
+	if (!(rows = plan_rows(&w, wo, &paths)))
+		goto out;
+	out = json_pack("{s:s, s:s, s:o, s:b}", "task", task_path, "split_dir", dir, "subgraphs", rows, "finished", 0);
 	if (paths.n && run_add_tasks(r, &paths, NULL) < 0)
 		goto bad;
 	if (paths.n)
@@ -603,7 +692,8 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	json_object_set_new(out, "composed", json_string(program_py));
 	json_object_set_new(out, "finished", json_true());
 	json_object_set_new(out, "end_to_end", end_to_end(e2e, baseline, w.eo.allow_torch));
-	json_object_set_new(out, "amdahl", whole_amdahl(rows, cpu));
+	json_object_set_new(out, "amdahl", whole_amdahl(rows, json_num(baseline, "eager_ms") > 0
+					   ? json_num(baseline, "compile_ms") / json_num(baseline, "eager_ms") : NAN, cpu));
 	if (eval_passed(e2e) && json_object_size(kernels) &&
 	    (other_shapes(&w, rows, kernels, out, wo) < 0 || user_clock(&w, out, cpu) < 0))
 		goto bad;

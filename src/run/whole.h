@@ -28,13 +28,15 @@ const char *subgraph_outcome_name(enum subgraph_outcome oc);
 enum subgraph_outcome subgraph_outcome_of(const char *name);
 
 /* The Amdahl line of a program's subgraph rows: {"parts_speedup",
- * "bound_speedup", "basis"}, from each row's times, "used" and outcome name
- * (never its "why"). Owned. */
-json_t *whole_amdahl(const json_t *rows, int cpu);
+ * "best_speedup" (against the faster of eager and torch.compile, each part
+ * compiled at its task's ratio or the program's `compile_ratio`),
+ * "bound_speedup", "basis", ...}, from each row's times, "used" and
+ * outcome name (never its "why"). Owned. */
+json_t *whole_amdahl(const json_t *rows, double compile_ratio, int cpu);
 
 struct whole_opts {
 	double min_share;	/* subgraphs below this share of the eager time are not optimized (0.02) */
-	int max_tasks;		/* --max-subgraphs: at most this many distinct tasks, largest share first (0: all) */
+	int max_tasks;		/* --max-subgraphs: at most this many distinct tasks, most time left after torch.compile first (0: all) */
 	int progress;		/* enum run_progress of the subgraph tasks */
 };
 

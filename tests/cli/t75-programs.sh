@@ -135,6 +135,25 @@ assert rows["fc"]["task_share"] <= min(s["task_share"] for s in tried), rows
 # The Amdahl line says what the budget left in PyTorch holds.
 assert j["amdahl"]["skipped_ms"] == rows["fc"]["eager_ms"] and j["amdahl"]["skipped_share"] > 0, j["amdahl"]
 PY
+# With torch.compile measured, which tasks go first is decided by the time
+# each leaves after torch.compile (its share times torch.compile's ratio in
+# its task), each distinct task's baseline measured before the cut.
+stop_mock
+start_mock "$TMP/script.json"
+EGG_STORE=$TMP/store-bar run_egg optimize --split --min-share 0 --max-subgraphs 2 --device cpu --seeds 1 \
+	--seed-repairs 0 --no-refine --no-hw-tune --iters 2 --warmup 1 --trials 2 -q --json "$P/small_cnn.py"
+expect_rc 1 "egg optimize --split --max-subgraphs 2 with torch.compile measured (exit 1: no kernel found)"
+check "the cut goes by the time left after torch.compile, and says so" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = [s for s in j["subgraphs"] if s["status"] != "glue"]
+assert all(s["task_compile_ratio"] > 0 for s in rows), rows
+for s in rows:
+    assert abs(s["share_after_compile"] - s["task_share"] * min(1.0, s["task_compile_ratio"])) < 1e-9, s
+skipped = [s for s in rows if s["status"] == "skipped"]
+assert len(skipped) == 1 and "with the most time left after torch.compile" in skipped[0]["why"], skipped
+assert skipped[0]["share_after_compile"] <= min(s["share_after_compile"] for s in rows), rows
+PY
 run_egg optimize --max-subgraphs 2 --device cpu "$P/small_cnn.py"
 expect_rc 2 "--max-subgraphs without --split is refused"
 run_egg report latest

@@ -58,6 +58,29 @@ expect_err "^egg: error: cannot split .*: the program fails on its inputs: Value
 run_egg split --device cpu --no-measure "$SRC/tests/tasks/programs/dtype_check.py" "$TMP/dc"
 expect_rc 0 "a forward that tests its input's dtype and rank splits"
 
+# A layer's output read only for its device is no extra output of its part.
+run_egg split --device cpu --no-measure --json "$SRC/tests/tasks/programs/device_read.py" "$TMP/devread"
+expect_rc 0 "a forward that reads an embedding's device splits"
+check "the embedding's part writes only the sum the next part reads, not the embedding" python3 - "$OUT" <<'PY'
+import json, sys
+subs = json.load(open(sys.argv[1]))["subgraphs"]
+assert [s["outputs"] for s in subs] == [["add"], ["fc"]], [s["outputs"] for s in subs]
+PY
+prog=$SRC/tests/tasks/programs/device_read.py
+run_egg compose "$prog" "$TMP/devread" -o "$TMP/devread/composed.py" --keep-torch
+run_egg eval --device cpu --allow-torch --iters 2 --warmup 1 --trials 2 --compile-mode none "$prog" "$TMP/devread/composed.py"
+expect_rc 0 "and its identity composition passes egg eval"
+
+# Casts, clone, cat and pad move data: a subgraph of them is a task, not glue.
+run_egg split --device cpu --no-measure --json "$SRC/tests/tasks/programs/copies_only.py" "$TMP/copies"
+expect_rc 0 "a forward of a pad, a cast, a clone and a cat splits"
+check "its one subgraph is a task (copies write memory), not views-only glue" python3 - "$OUT" <<'PY'
+import json, sys
+subs = json.load(open(sys.argv[1]))["subgraphs"]
+assert len(subs) == 1 and not subs[0]["glue"], subs
+assert all(w in subs[0]["name"] for w in ("pad", "cat")), subs[0]["name"]
+PY
+
 # A user's own mistake: exit 2 in PyTorch's words, with a hint.
 run_egg split --device cpu "$M:bert" "$TMP/bad-ids" --inputs 2x16:int64:50000
 expect_rc 2 "token ids above the vocabulary are the user's input (exit 2)"

@@ -47,8 +47,8 @@ static void wording_is_not_data(void)
 	reworded = json_deep_copy(rows);
 	json_array_foreach(reworded, i, sg)
 		json_object_set_new(sg, "why", json_string("reworded for people"));
-	x = whole_amdahl(rows, 0);
-	y = whole_amdahl(reworded, 0);
+	x = whole_amdahl(rows, NAN, 0);
+	y = whole_amdahl(reworded, NAN, 0);
 	CHECK(json_equal(x, y), "a reworded subgraph 'why' leaves the Amdahl line as it was");
 	CHECK(fabs(json_real_value(json_object_get(x, "parts_speedup")) - 4.0 / 3.0) < 1e-9 &&
 	      fabs(json_real_value(json_object_get(x, "bound_speedup")) - 4.0 / 1.75) < 1e-9,
@@ -60,7 +60,7 @@ static void wording_is_not_data(void)
 	 * budget left in PyTorch is said. */
 	json_object_set_new(json_array_get(rows, 0), "speedup_eager", json_real(4.0));
 	json_array_append_new(rows, json_pack("{s:f, s:b, s:s}", "eager_ms", 1.0, "used", 0, "status", "skipped"));
-	x = whole_amdahl(rows, 0);
+	x = whole_amdahl(rows, NAN, 0);
 	CHECK(fabs(json_real_value(json_object_get(x, "parts_speedup")) - 5.0 / 3.5) < 1e-9,
 	      "a used part at its in-program time over its own task's speedup (got %g)",
 	      json_real_value(json_object_get(x, "parts_speedup")));
@@ -69,6 +69,17 @@ static void wording_is_not_data(void)
 	      "the skipped share and what it could still add (got %g, %g)",
 	      json_real_value(json_object_get(x, "skipped_share")),
 	      json_real_value(json_object_get(x, "without_skipped_speedup")));
+	CHECK(json_is_null(json_object_get(x, "best_speedup")), "no torch.compile ratio known: no figure against it");
+	json_decref(x);
+	/* Against the user's bar: the used part (2 ms in the program, 4x in its
+	 * task: 0.5 ms) compiles at 0.5 in its task; the rest at the program's
+	 * ratio 0.8. Original: eager 5, compiled 1 + 3 * 0.8 = 3.4; the drop-in:
+	 * plain 0.5 + 3 = 3.5, compiled 0.5 + 2.4 = 2.9; 3.4 / 2.9. */
+	json_object_set_new(json_array_get(rows, 0), "task_compile_ratio", json_real(0.5));
+	x = whole_amdahl(rows, 0.8, 0);
+	CHECK(fabs(json_real_value(json_object_get(x, "best_speedup")) - 3.4 / 2.9) < 1e-9,
+	      "the best way of each side, each part compiled at its own task's ratio (got %g)",
+	      json_real_value(json_object_get(x, "best_speedup")));
 	CHECK(subgraph_outcome_of("fails_in_program") == SG_FAILS_IN_PROGRAM &&
 	      subgraph_outcome_of("fails in the program") == SG_UNKNOWN &&
 	      !strcmp(subgraph_outcome_name(SG_SLOWER), "slower"), "outcomes go by their stable names only");

@@ -31,11 +31,17 @@ REDUCE_MODULES = (nn.modules.batchnorm._BatchNorm, nn.LayerNorm, nn.GroupNorm, n
                   nn.Softmax, nn.LogSoftmax, nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d, nn.AvgPool1d, nn.AvgPool2d,
                   nn.AvgPool3d, nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool2d, nn.AdaptiveAvgPool3d,
                   nn.AdaptiveMaxPool1d, nn.AdaptiveMaxPool2d, nn.AdaptiveMaxPool3d, nn.PixelShuffle, nn.Upsample)
+# Views: a new look at the same memory (or a size), no data moved.
 VIEW_NAMES = {
     "view", "reshape", "flatten", "unflatten", "permute", "transpose", "t", "contiguous", "unsqueeze", "squeeze",
     "expand", "expand_as", "getitem", "chunk", "split", "narrow", "view_as", "reshape_as", "movedim", "unbind",
-    "select", "as_strided", "swapaxes", "split_with_sizes", "flip", "roll", "repeat", "to", "type", "float",
-    "half", "bfloat16", "detach", "clone", "cat", "stack", "concat", "pad", "size", "dim",
+    "select", "as_strided", "swapaxes", "split_with_sizes", "detach", "size", "dim",
+}
+# Copies: they compute nothing but write new memory (casts, clone, cat,
+# pad, ...), so a subgraph of them is work a kernel can do, not glue.
+COPY_NAMES = {
+    "to", "type", "float", "half", "bfloat16", "double", "clone", "cat", "stack", "concat", "pad", "flip", "roll",
+    "repeat", "tile",
 }
 LEAF_TYPES = ANCHOR_MODULES + REDUCE_MODULES + (
     nn.ReLU, nn.ReLU6, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Hardtanh, nn.Hardswish, nn.Hardsigmoid,
@@ -57,7 +63,7 @@ def op_name(n: torch.fx.Node, mods: dict) -> str:
 
 
 def op_kind(n: torch.fx.Node, mods: dict) -> str:
-    """anchor, reduce, view, scalar or elementwise."""
+    """anchor, reduce, view, copy, scalar or elementwise."""
     if n.op == "call_module":
         m = mods[n.target]
         if isinstance(m, REDUCE_MODULES):
@@ -74,4 +80,6 @@ def op_kind(n: torch.fx.Node, mods: dict) -> str:
         return "reduce"
     if name in VIEW_NAMES or name in {"getattr", "shape"}:
         return "view"
+    if name in COPY_NAMES:
+        return "copy"
     return "elementwise"

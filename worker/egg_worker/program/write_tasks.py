@@ -383,7 +383,19 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
         for a in n.all_input_nodes:
             if a.name not in inside and a.name not in constants and a.name not in [i.name for i in inputs]:
                 inputs.append(a)
-    outputs = [n for n in g.nodes if any(u.name not in members or u.op == "output" for u in n.users)]
+    def needed_outside(u, seen=()) -> bool:
+        """Whether a use of a member's value reaches past this subgraph: a
+        node of another subgraph or the program's output. A value read only
+        for its device, dtype or size (a scalar this subgraph uses itself,
+        or a constant) is not: it is no output a kernel must write."""
+        if u.op == "output":
+            return True
+        if u.name in members or u.name in constants or u.name in seen:
+            return False
+        if kinds.get(u.name) != "scalar":
+            return True
+        return any(needed_outside(w, seen + (u.name,)) for w in u.users)
+    outputs = [n for n in g.nodes if any(needed_outside(u) for u in n.users)]
     graph = torch.fx.Graph()
     env, root, params, notes, init_lines = {}, nn.Module(), {}, [], []
     for i, a in enumerate(inputs):

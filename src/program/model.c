@@ -100,13 +100,30 @@ static int add_source(json_t *spec, const char *ref)
 	return rc;
 }
 
-/* One input: SHAPE[:DTYPE[:HIGH]] as {"shape", "dtype", "high"}, or NULL with ERR_INPUT. */
+/* One input: [NAME=]SHAPE[:DTYPE[:HIGH]] as {"name", "shape", "dtype",
+ * "high"}, or NULL with ERR_INPUT. A name passes the input to the model's
+ * forward by that keyword (an encoder-decoder's decoder_input_ids). */
 static json_t *parse_input(const char *item)
 {
 	json_t *shape = json_array(), *o;
-	const char *p = item;
-	char dtype[16] = "float";
+	const char *p = item, *eq = strchr(item, '=');
+	char dtype[16] = "float", name[64] = "";
 	long long high = 0;
+	if (eq) {
+		size_t n = (size_t)(eq - item);
+		int ok = n > 0 && n < sizeof(name) && (isalpha((unsigned char)item[0]) || item[0] == '_');
+		for (size_t i = 0; ok && i < n; i++)
+			ok = isalnum((unsigned char)item[i]) || item[i] == '_';
+		if (!ok) {
+			err_set(ERR_INPUT, "--inputs: '%s' names its input with '%.*s', which is not a Python name (NAME=SHAPE, "
+				"e.g. decoder_input_ids=2x8:int64:32128)", item, (int)n, item);
+			json_decref(shape);
+			return NULL;
+		}
+		memcpy(name, item, n);
+		name[n] = 0;
+		p = eq + 1;
+	}
 	for (;;) {
 		char *end;
 		long long d = strtoll(p, &end, 10);
@@ -144,11 +161,13 @@ static json_t *parse_input(const char *item)
 	o = json_pack("{s:o, s:s}", "shape", shape, "dtype", dtype);
 	if (high)
 		json_object_set_new(o, "high", json_integer(high));
+	if (name[0])
+		json_object_set_new(o, "name", json_string(name));
 	return o;
 bad:
 	json_decref(shape);
-	err_set(ERR_INPUT, "--inputs: cannot read '%s' (SHAPE[:DTYPE[:HIGH]], e.g. 32x3x224x224 or 8x1024:int64:50257)",
-		item);
+	err_set(ERR_INPUT, "--inputs: cannot read '%s' ([NAME=]SHAPE[:DTYPE[:HIGH]], e.g. 32x3x224x224, 8x1024:int64:50257 "
+		"or decoder_input_ids=2x8:int64:32128)", item);
 	return NULL;
 }
 

@@ -3,7 +3,8 @@
 # default configurations at small sizes, tests/tasks/models/decoders.py),
 # in fp32 and bf16: each splits (a Llama-family decoder's RMSNorm keeps the
 # program's dtype; a model that takes use_cache runs without its cache) and
-# its identity composition passes egg eval. A user's own mistake in
+# its identity composition passes egg eval; an encoder-decoder (T5) takes its
+# two inputs by name. A user's own mistake in
 # --inputs is exit 2 in PyTorch's words with a hint, never egg's failure.
 . "$(dirname "$0")/../lib.sh"
 
@@ -46,12 +47,18 @@ expect_err "has no 'lama'; did you mean 'llama'\?" "with the nearest name"
 check "and leaves nothing behind" test ! -e "$TMP/typo"
 
 # T5Model's forward takes (input_ids, attention_mask, decoder_input_ids, ...):
-# two inputs by position give the decoder none, and egg says so in
-# transformers' words, as the user's input (naming inputs is not built yet).
+# an encoder-decoder's inputs go by name (NAME=SHAPE); by position the
+# decoder gets none, and egg says so in transformers' words, with the hint.
+for dtype in fp32 bf16; do
+	row t5 $dtype input_ids=2x16:int64:512,decoder_input_ids=2x8:int64:512 42 23
+done
 run_egg split --device cpu --no-measure "$M:t5" "$TMP/t5" --inputs 2x16:int64:512,2x8:int64:512
 expect_rc 2 "T5 with two inputs by position is the user's input (exit 2)"
-expect_err "^egg: error: cannot split .*: the program fails on its inputs: ValueError: You must specify exactly one of input_ids or inputs_embeds" \
-	"in transformers' own words"
+expect_err "^egg: error: cannot split .*: the program fails on its inputs: ValueError: You must specify exactly one of input_ids or inputs_embeds .*give each as NAME=SHAPE" \
+	"in transformers' own words, with the hint to name them"
+run_egg split --device cpu --no-measure "$M:t5" "$TMP/t5-badname" --inputs 1d=2x16:int64:512
+expect_rc 2 "an input name that is not a Python name is refused (exit 2)"
+expect_err "^egg: error: --inputs: '1d=2x16:int64:512' names its input with '1d', which is not a Python name" "naming it"
 
 # A decision on a dtype or a rank is settled while tracing, never called
 # data-dependent.

@@ -151,22 +151,25 @@ class Model(nn.Module):
         self.model = model
         self.train(EGG_MODEL["mode"] == "train")
         _egg_model_state_hooks(self)
-        self.__class__ = _egg_taking(_egg_input_count(model))
+        self.__class__ = _egg_taking(_egg_input_names(model))
 
 
 _EGG_TAKING = {}
 
 
-def _egg_taking(count):
-    """Model's subclass whose forward takes `count` inputs."""
-    if count not in _EGG_TAKING:
-        names = ", ".join("x%d" % i for i in range(count))
+def _egg_taking(names):
+    """Model's subclass whose forward takes one input per entry of `names`:
+    None passes it by position, a name by that keyword (--inputs NAME=...)."""
+    key = tuple(names)
+    if key not in _EGG_TAKING:
+        params = ", ".join(n or "x%d" % i for i, n in enumerate(names))
+        args = ", ".join(("%s=%s" % (n, n)) if n else "x%d" % i for i, n in enumerate(names))
         space = {}
-        exec("def forward(self, %s):\n    return _egg_tensors(self.model(%s, **self._egg_kwargs))\n" % (names, names),
+        exec("def forward(self, %s):\n    return _egg_tensors(self.model(%s, **self._egg_kwargs))\n" % (params, args),
              globals(), space)
-        _EGG_TAKING[count] = type("Model", (Model,), {"forward": space["forward"], "__module__": __name__,
-                                                      "__qualname__": "Model"})
-    return _EGG_TAKING[count]
+        _EGG_TAKING[key] = type("Model", (Model,), {"forward": space["forward"], "__module__": __name__,
+                                                    "__qualname__": "Model"})
+    return _EGG_TAKING[key]
 
 
 def _egg_without_cache(model):
@@ -184,16 +187,17 @@ def _egg_without_cache(model):
     return {"use_cache": False} if "use_cache" in params else {}
 
 
-def _egg_input_count(model):
-    """The example inputs' count: the shapes given, else the model's
-    forward's parameters without defaults (at least one)."""
+def _egg_input_names(model):
+    """The example inputs, each None (by position) or the keyword it goes
+    by: the shapes given with their names, else as many as the model's
+    forward's parameters without defaults (at least one), by position."""
     if not isinstance(EGG_MODEL["inputs"], str):
-        return len(EGG_MODEL["inputs"])
+        return [s.get("name") for s in EGG_MODEL["inputs"]]
     import inspect
 
     params = inspect.signature(model.forward).parameters.values()
-    return max(1, sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                      for p in params))
+    return [None] * max(1, sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                               for p in params))
 
 
 def _egg_draw(spec):

@@ -415,6 +415,9 @@ _INPUT_HINTS = (
     ("scalar type Long", "a floating input where the model takes token ids: give SHAPE:int64:HIGH"),
     ("must have the same dtype", "inputs of another dtype than the model's"),
     ("shape", "an input shape the model does not take"),
+    ("You must specify exactly one of", "the model takes these inputs by name: give each as NAME=SHAPE, e.g. "
+                                        "input_ids=2x16:int64:32128,decoder_input_ids=2x8:int64:32128"),
+    ("unexpected keyword argument", "an input named for a parameter the model's forward does not have"),
 )
 
 

@@ -36,7 +36,11 @@ def split(task, task_path: str, task_source: str, device: str, measure: bool, it
     model, inputs, real = program_on_meta(task)
     gm, values, input_index = traced(model, inputs, task, task_path, real)
     groups, kinds = partition(gm, values)
-    plan = write_plan(gm, groups, kinds, values, input_index, name or task_path, task_source)
+    # A model spec's program carries its spec as data (EGG_MODEL, a dict):
+    # read from the loaded module, never parsed back out of its text.
+    spec = getattr(task, "EGG_MODEL", None)
+    plan = write_plan(gm, groups, kinds, values, input_index, name or task_path, task_source,
+                      spec if isinstance(spec, dict) else None)
     if measure:
         say(f"measuring each subgraph's share of the program's eager time on {device}")
         measure_shares(task, plan, gm, groups, device, iters)

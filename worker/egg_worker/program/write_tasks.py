@@ -64,7 +64,7 @@ def _has_statistics(m: nn.Module) -> bool:
 
 
 def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, program_path: str,
-               task_source: str) -> dict:
+               task_source: str, spec: dict | None = None) -> dict:
     """The plan of a program: its inputs, its output expression, and its
     subgraphs in order, each with its task file's name and text."""
     mods = dict(gm.named_modules())
@@ -80,6 +80,7 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
                       if n.op == "placeholder" and n.target in input_index}
     # The composed forward takes the program's inputs in get_inputs() order.
     placeholders = sorted(program_inputs, key=program_inputs.get)
+    inputs_source = _program_inputs_source(task_source, spec)
     compute = [g for g in groups if g.compute(kinds)]
     count = len(compute)
     subgraphs, k = [], 0
@@ -88,7 +89,7 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
         if not glue:
             k += 1
         sg = subgraph_source(gm, program_path, k if not glue else 0, count, g, kinds, values, producers,
-                             program_inputs, task_source, gm.training)
+                             program_inputs, inputs_source, gm.training)
         sg["glue"] = glue
         sg["share"] = sg["eager_ms"] = None
         if glue:
@@ -278,26 +279,13 @@ _SPEC_DTYPES = {"fp32": "torch.float32", "bf16": "torch.bfloat16", "fp16": "torc
 _SPEC_INT_DTYPES = {"int64": "torch.int64", "int32": "torch.int32"}
 
 
-def _model_spec_inputs(tree: ast.Module):
-    """A model spec's program (egg wrote it: `EGG_MODEL = json.loads(...)`)
-    whose inputs are given by shape: that spec's {"inputs", "dtype"}, else
-    None (a KernelBench program, inputs from a function, a rescaled copy)."""
-    import json
-
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == "EGG_MODEL" and isinstance(node.value, ast.Call) and node.value.args
-                and isinstance(node.value.args[0], ast.Constant) and isinstance(node.value.args[0].value, str)):
-            try:
-                spec = json.loads(node.value.args[0].value)
-            except ValueError:
-                return None
-            ok = (isinstance(spec.get("inputs"), list) and not spec.get("rescale")
-                  and spec.get("dtype") in _SPEC_DTYPES
-                  and all(isinstance(i, dict) and i.get("dtype") in ("float", "bool", *_SPEC_INT_DTYPES)
-                          for i in spec["inputs"]))
-            return spec if ok else None
-    return None
+def _drawn_by_shape(spec: dict | None) -> bool:
+    """Whether a model spec's inputs are given by shape (egg can write their
+    draws itself), not by a function or rescaled for another shape."""
+    return (isinstance(spec, dict) and isinstance(spec.get("inputs"), list) and not spec.get("rescale")
+            and spec.get("dtype") in _SPEC_DTYPES
+            and all(isinstance(i, dict) and i.get("dtype") in ("float", "bool", *_SPEC_INT_DTYPES)
+                    for i in spec["inputs"]))
 
 
 def _spec_draw(i: dict, dtype: str) -> str:
@@ -311,17 +299,17 @@ def _spec_draw(i: dict, dtype: str) -> str:
     return f"torch.randn({shape}).to({_SPEC_DTYPES[dtype]})"
 
 
-def _program_inputs_source(task_source: str) -> str:
+def _program_inputs_source(task_source: str, spec: dict | None = None) -> str:
     """The program's own input code (its constants, helpers and get_inputs,
     renamed _program_inputs), for subgraphs that take the program's inputs.
-    For a model spec given by shapes, just its draws: the whole runtime egg
-    wrote around the model (about 150 lines) says nothing about the
-    subgraph, and the agents read this file."""
-    tree = ast.parse(task_source)
-    spec = _model_spec_inputs(tree)
-    if spec is not None:
+    For a model spec given by shapes (`spec`, the loaded program's
+    EGG_MODEL), just its draws: the whole runtime egg wrote around the
+    model (about 150 lines) says nothing about the subgraph, and the agents
+    read this file."""
+    if _drawn_by_shape(spec):
         draws = ", ".join(_spec_draw(i, spec["dtype"]) for i in spec["inputs"])
         return f"def _program_inputs():\n    return [{draws}]"
+    tree = ast.parse(task_source)
     keep = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
@@ -365,8 +353,9 @@ def _label(gm, nodes: list, kinds: dict) -> str:
 
 
 def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kinds: dict, values: dict,
-                    producers: dict, program_inputs: set, task_source: str, training: bool = True) -> dict:
-    """The task file of one subgraph and what the plan says of it."""
+                    producers: dict, program_inputs: set, inputs_source: str, training: bool = True) -> dict:
+    """The task file of one subgraph and what the plan says of it;
+    `inputs_source`: the program's input code (_program_inputs_source)."""
     mods = dict(gm.named_modules())
     members = {n.name for n in g.nodes}
     extra = _scalar_closure(g.nodes, members, kinds)
@@ -471,7 +460,7 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
     lines = [doc, "import torch", "import torch.nn as nn", *imports, "", ""]
     if uses_program:
         lines += ["# The program's own inputs (drawn as the program draws them).",
-                  _program_inputs_source(task_source), "", ""]
+                  inputs_source, "", ""]
     lines += ["class Model(nn.Module):", "    def __init__(self):", "        super().__init__()"]
     lines += ["        " + s for s in init_lines] or []
     if not training:

@@ -1,4 +1,4 @@
-/* pipe.h: the pipeline's working state (candidates, the pool, branches), shared by pipeline.c and branch.c only. */
+/* pipe.h: the pipeline's working state (candidates, the pool, branches) and its phases, shared by the files of src/pipeline only. */
 #ifndef EGG_PIPE_H
 #define EGG_PIPE_H
 
@@ -6,7 +6,11 @@
 
 #include <jansson.h>
 
+#include "../agents/decisions.h"
+#include "../agents/prompts.h"
+#include "ask.h"
 #include "pipeline.h"
+#include "stages.h"
 
 /* Enough for the largest run the flags allow: 16 seeds with their repairs,
  * their 16 refinements and 8 candidates in each of 3 tuning stages. */
@@ -78,5 +82,55 @@ void pipe_discard(struct pipe *b);
  * had); branch_wait waits for it. */
 void branch_start(struct pipe *b, void (*fn)(struct pipe *b, void *arg), void *arg);
 void branch_wait(struct pipe *b);
+
+/*
+ * The pipeline's phases, each in its own file, and what they share. A
+ * candidate is made (pipe_new_cand), validated with its repairs
+ * (pipe_validate), profiled when it is valid and timed (pipe_profile), and
+ * each step and decision is recorded (pipe_step, pipe_decide); pipeline.c
+ * runs the phases in order.
+ */
+
+/* ---- calls.c: the agents, decisions and stops ---- */
+
+/* A progress line of the task's stage (the run's display). */
+void pipe_progress(struct pipe *p, const char *stage, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void pipe_decide(struct pipe *p, const char *stage, enum decision_kind k, json_t *fields);
+json_t *pipe_about(const char *candidate);
+char *pipe_code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v, const char *stage,
+		const char *candidate, enum agent_outcome *oc);
+json_t *pipe_json_call(struct pipe *p, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
+		const char *stage, const char *candidate, enum agent_outcome *oc);
+int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, const char *subject);
+
+/* ---- cand.c: a candidate evaluated, profiled, validated ---- */
+
+int pipe_store_broken(struct pipe *p);
+json_t *pipe_profile(struct pipe *p, struct cand *c);
+struct cand *pipe_new_cand(struct pipe *p, const char *id, const char *parent, const char *stage, char *source);
+void pipe_step(struct pipe *p, const struct cand *c, const char *kind, int accepted_known, int accepted,
+		const char *note);
+void pipe_validate(struct pipe *p, struct cand *c, int repairs, const char *kind);
+int pipe_timing_confirmed(struct pipe *p, struct cand *c);
+
+/* ---- seed.c: the seed stage ---- */
+
+void pipe_run_seeds(struct pipe *p, int *seeds_at_sol);
+
+/* ---- improve.c: one improvement step ---- */
+
+struct cand *pipe_judge(struct pipe *p, const struct stage *st, const struct cand *parent, const char *id,
+		char *src, const char *plan);
+struct cand *pipe_improve(struct pipe *p, const struct stage *st, struct cand *parent, const char *id);
+
+/* ---- tune.c: the tuning stages ---- */
+
+void pipe_run_tuning(struct pipe *p, const struct stage *st);
+void pipe_run_tuning_together(struct pipe *p);
+
+/* ---- pipeline.c: the pool and the speed of light ---- */
+
+void pipe_set_pool(struct pipe *p, struct cand **list, int n);
+void pipe_stage_row(struct pipe *p, const struct stage *st);
 
 #endif

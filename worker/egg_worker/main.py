@@ -152,19 +152,17 @@ def _code_digest() -> str:
             h.update(f.read() + b"\0")
     return h.hexdigest()
 
-def serve(argv: list[str]) -> int:
-    # One worker serves one kind of device: Triton decides at import time
-    # whether its language functions are interpreted, so the CPU worker sets
-    # TRITON_INTERPRET before anything imports triton.
-    kind = "cuda"
-    if "--device" in argv and argv.index("--device") + 1 < len(argv):
-        kind = "cpu" if argv[argv.index("--device") + 1] == "cpu" else "cuda"
+def _claim_stdio(kind: str) -> tuple:
+    """Sets the process up for one kind of device and returns the protocol's
+    (input, output). Triton decides at import time whether its language
+    functions are interpreted, so the CPU worker sets TRITON_INTERPRET
+    before anything imports triton. The protocol owns the original stdin and
+    stdout; anything printed by torch, triton or this process goes to
+    stderr instead."""
     if kind == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
     else:
         os.environ.pop("TRITON_INTERPRET", None)
-    # The protocol owns the original stdin/stdout; anything printed by torch,
-    # triton or this process goes to stderr instead.
     proto_in = os.fdopen(os.dup(0), "r", buffering=1)
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -177,34 +175,113 @@ def serve(argv: list[str]) -> int:
         os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="egg-worker-triton-")
         _OWN_DIRS.append(os.environ["TRITON_CACHE_DIR"])
         atexit.register(_remove_own_dirs)
+    return proto_in, proto_out
 
-    # The imports are seconds of CPU: device work on this worker's device
-    # (EGG_STARTUP_LOCK: egg's lock key for it, where egg gives one), never
-    # beside a timed loop.
+
+def _import_heavy() -> None:
+    """The imports are seconds of CPU: device work on this worker's device
+    (EGG_STARTUP_LOCK: egg's lock key for it, where egg gives one), never
+    beside a timed loop. Also what every evaluation process would import
+    for itself otherwise, once here before any fork (1-3 s each):
+    torch._dynamo (a TorchDispatchMode's first use loads it) and
+    torch._inductor's config (which torch.use_deterministic_algorithms
+    loads). Neither starts a thread or touches CUDA."""
     import contextlib
 
     from . import locks
 
     key = os.environ.get("EGG_STARTUP_LOCK")
     with locks.startup(key, 60.0) if key else contextlib.nullcontext():
-        import numpy
-        import torch
-        import triton
-        # What every evaluation process would import for itself otherwise, once
-        # here before any fork (1-3 s each): torch._dynamo (a TorchDispatchMode's
-        # first use loads it) and torch._inductor's config (which
-        # torch.use_deterministic_algorithms loads). Neither starts a thread or
-        # touches CUDA.
+        import numpy  # noqa: F401
+        import torch  # noqa: F401
         import torch._dynamo  # noqa: F401
         import torch._inductor.config  # noqa: F401
+        import triton  # noqa: F401
 
-    from . import faults, messages, progress, sandbox
+
+def _operations(ctx: dict) -> dict:
+    """The operations: op -> (function of the request, whether it runs on a device)."""
+    from . import messages
     from .device import job as device_jobs
     from .device import probe
-    from .failures import InfraError, InputError, JobLost, TooBig
     from .program import job as program_jobs
     from .program import usertime
     from .protocol import job as jobs
+
+    def probe_op(req: dict) -> dict:
+        # In a child: probing the GPUs initialises CUDA, which this parent
+        # must never do (its children could not use CUDA).
+        result = _in_child(lambda: probe.probe(with_ncu=req["ncu"]))
+        result["sandbox"] = {k: ctx[k] for k in ("isolate_network", "network_isolation_error",
+                                                 "drop_privileges", "privileges_note")}
+        result["sandbox"]["facts"] = ctx["sandbox_facts"]
+        return result
+
+    ops = {
+        "probe": (probe_op, False),
+        "eval": (lambda req: jobs.run_eval(ctx, req), True),
+        "baseline": (lambda req: jobs.run_baseline(ctx, req), True),
+        "profile": (lambda req: jobs.run_profile(ctx, req), True),
+        "size": (lambda req: device_jobs.run_size(ctx, req), True),
+        "split": (lambda req: program_jobs.run_split(ctx, req), True),
+        "usertime": (lambda req: usertime.run_usertime(ctx, req), True),
+        "calibrate": (lambda req: device_jobs.run_calibrate(ctx, req), True),
+        "shutdown": (lambda req: {}, False),
+    }
+    assert set(ops) == set(messages.REQUESTS)
+    return ops
+
+
+def _reply_to(req: dict, op: str, ops: dict, ctx: dict, kind: str) -> dict:
+    """The reply to one well-formed request: its result, or its failure
+    classified (the user's input, a lost job, too big, egg's own)."""
+    from . import messages, progress
+    from .failures import InfraError, InputError, JobLost, TooBig
+
+    rid = req.get("id")
+    try:
+        run, on_device = ops[op]
+        if on_device:
+            _check_device(ctx, req, kind)
+            progress.begin(rid)
+        try:
+            result = run(req)
+        finally:
+            progress.end()
+        if on_device:
+            # One line per finished job in the worker's log: what ran, on
+            # what (a digest of the sources), and when (epoch seconds,
+            # just before the reply is sent), so that repeated work shows;
+            # the result carries the same digest (egg's caches keep it).
+            digest = hashlib.sha256(json.dumps([op, req.get("task_source"), req.get("kernel_source")]).encode())
+            result["job_digest"] = digest.hexdigest()[:16]
+            sys.stderr.write(f"egg-worker: job {rid} {op} done {result['job_digest']} at {time.time():.3f}\n")
+            sys.stderr.flush()
+        return messages.reply_ok(rid, result)
+    except InputError as e:
+        return messages.reply_error(rid, "input", str(e))
+    except JobLost as e:
+        return messages.reply_error(rid, "lost", str(e))
+    except TooBig as e:
+        return messages.reply_error(rid, "infra", str(e), cause="memory")
+    except InfraError as e:
+        return messages.reply_error(rid, "infra", str(e.args[0]), str(e.args[1]) if len(e.args) > 1 else "")
+    except Exception as e:
+        return messages.reply_error(rid, "infra", f"{type(e).__name__}: {e}", traceback.format_exc()[-3000:])
+
+
+def serve(argv: list[str]) -> int:
+    # One worker serves one kind of device.
+    kind = "cuda"
+    if "--device" in argv and argv.index("--device") + 1 < len(argv):
+        kind = "cpu" if argv[argv.index("--device") + 1] == "cpu" else "cuda"
+    proto_in, proto_out = _claim_stdio(kind)
+    _import_heavy()
+    import numpy
+    import torch
+    import triton
+
+    from . import faults, messages, progress, sandbox
 
     sandbox.become_subreaper()
     sandbox.set_dumpable(False)
@@ -221,29 +298,7 @@ def serve(argv: list[str]) -> int:
     progress.attach(proto_out)
     progress.write_line(hello)
     faults.loss_point("hello")
-
-    def probe_op(req: dict) -> dict:
-        # In a child: probing the GPUs initialises CUDA, which this parent
-        # must never do (its children could not use CUDA).
-        result = _in_child(lambda: probe.probe(with_ncu=req["ncu"]))
-        result["sandbox"] = {k: ctx[k] for k in ("isolate_network", "network_isolation_error",
-                                                 "drop_privileges", "privileges_note")}
-        result["sandbox"]["facts"] = ctx["sandbox_facts"]
-        return result
-
-    # The operations: op -> (function of the request, whether it runs on a device).
-    ops = {
-        "probe": (probe_op, False),
-        "eval": (lambda req: jobs.run_eval(ctx, req), True),
-        "baseline": (lambda req: jobs.run_baseline(ctx, req), True),
-        "profile": (lambda req: jobs.run_profile(ctx, req), True),
-        "size": (lambda req: device_jobs.run_size(ctx, req), True),
-        "split": (lambda req: program_jobs.run_split(ctx, req), True),
-        "usertime": (lambda req: usertime.run_usertime(ctx, req), True),
-        "calibrate": (lambda req: device_jobs.run_calibrate(ctx, req), True),
-        "shutdown": (lambda req: {}, False),
-    }
-    assert set(ops) == set(messages.REQUESTS)
+    ops = _operations(ctx)
 
     for line in proto_in:
         line = line.strip()
@@ -267,35 +322,7 @@ def serve(argv: list[str]) -> int:
             # worker disagree (another version), never the user's input.
             progress.write_line(messages.reply_error(rid, "protocol", str(e)))
             continue
-        try:
-            run, on_device = ops[op]
-            if on_device:
-                _check_device(ctx, req, kind)
-                progress.begin(rid)
-            try:
-                result = run(req)
-            finally:
-                progress.end()
-            if on_device:
-                # One line per finished job in the worker's log: what ran, on
-                # what (a digest of the sources), and when (epoch seconds,
-                # just before the reply is sent), so that repeated work shows;
-                # the result carries the same digest (egg's caches keep it).
-                digest = hashlib.sha256(json.dumps([op, req.get("task_source"), req.get("kernel_source")]).encode())
-                result["job_digest"] = digest.hexdigest()[:16]
-                sys.stderr.write(f"egg-worker: job {rid} {op} done {result['job_digest']} at {time.time():.3f}\n")
-                sys.stderr.flush()
-            reply = messages.reply_ok(rid, result)
-        except InputError as e:
-            reply = messages.reply_error(rid, "input", str(e))
-        except JobLost as e:
-            reply = messages.reply_error(rid, "lost", str(e))
-        except TooBig as e:
-            reply = messages.reply_error(rid, "infra", str(e), cause="memory")
-        except InfraError as e:
-            reply = messages.reply_error(rid, "infra", str(e.args[0]), str(e.args[1]) if len(e.args) > 1 else "")
-        except Exception as e:
-            reply = messages.reply_error(rid, "infra", f"{type(e).__name__}: {e}", traceback.format_exc()[-3000:])
+        reply = _reply_to(req, op, ops, ctx, kind)
         if not reply["ok"] and reply.get("log"):
             # Into the worker's log (egg keeps it under STORE/logs), whole.
             sys.stderr.write(f"egg-worker: job {rid} ({op}) failed: {reply['error']}\n{reply['log']}\n")

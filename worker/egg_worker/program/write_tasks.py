@@ -352,17 +352,16 @@ def _label(gm, nodes: list, kinds: dict) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kinds: dict, values: dict,
-                    producers: dict, program_inputs: set, inputs_source: str, training: bool = True) -> dict:
-    """The task file of one subgraph and what the plan says of it;
-    `inputs_source`: the program's input code (_program_inputs_source)."""
-    mods = dict(gm.named_modules())
+def _boundary(gm, g: Group, kinds: dict, values: dict) -> tuple:
+    """(body, constants, inputs, outputs) of a subgraph: its nodes with the
+    scalars they need, in program order; the sizes and numbers made from
+    sizes, which are constants (the shapes are fixed: a subgraph then needs
+    no tensor just to read its size); the values it reads from outside; and
+    those of its own that something outside reads."""
     members = {n.name for n in g.nodes}
     extra = _scalar_closure(g.nodes, members, kinds)
     order = {n.name: i for i, n in enumerate(gm.graph.nodes)}
     body = sorted(extra + g.nodes, key=lambda n: order[n.name])
-    # Sizes and numbers made from sizes are constants (the shapes are fixed):
-    # a subgraph then needs no tensor just to read its size.
     constants = {n.name: _plain(values.get(n.name)) for n in body
                  if kinds.get(n.name) == "scalar" and _plain(values.get(n.name)) is not None}
     body = [n for n in body if n.name not in constants]
@@ -372,6 +371,7 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
         for a in n.all_input_nodes:
             if a.name not in inside and a.name not in constants and a.name not in [i.name for i in inputs]:
                 inputs.append(a)
+
     def needed_outside(u, seen=()) -> bool:
         """Whether a use of a member's value reaches past this subgraph: a
         node of another subgraph or the program's output. A value read only
@@ -385,9 +385,17 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
             return True
         return any(needed_outside(w, seen + (u.name,)) for w in u.users)
     outputs = [n for n in g.nodes if any(needed_outside(u) for u in n.users)]
+    return body, constants, inputs, outputs
+
+
+def _rebuild(gm, body: list, constants: dict, inputs: list, outputs: list, values: dict) -> tuple:
+    """The subgraph as a module of its own: (its GraphModule, the graph's
+    Python code, the parameters it takes from the program by name, notes
+    on their values, its __init__ lines)."""
+    mods = dict(gm.named_modules())
     graph = torch.fx.Graph()
     env, root, params, notes, init_lines = {}, nn.Module(), {}, [], []
-    for i, a in enumerate(inputs):
+    for a in inputs:
         env[a.name] = graph.placeholder(_flat(a.name))
     env.update(constants)
     for n in body:
@@ -421,14 +429,12 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
             env[n.name] = graph.node_copy(n, lambda x: env[x.name])
     out = [env[o.name] for o in outputs]
     graph.output(out[0] if len(out) == 1 else tuple(out))
-    sub = torch.fx.GraphModule(root, graph)
-    code = graph.python_code("self")
-    src_lines = [line for line in code.src.strip("\n").splitlines()
-                 if not line.strip().startswith("torch.fx._symbolic_trace.wrap(")]
-    forward = "\n".join("    " + line if line.strip() else "" for line in src_lines)
-    label = _label(gm, g.nodes, kinds)
-    ops = [op_name(n, mods) for n in g.nodes if kinds[n.name] != "view"]
-    # Inputs: how to draw each.
+    return torch.fx.GraphModule(root, graph), graph.python_code("self"), params, notes, init_lines
+
+
+def _draws(inputs: list, values: dict, producers: dict, program_inputs: dict) -> tuple:
+    """How the task's get_inputs draws each input: (the expressions, whether
+    one is the program's own input, whether one needs _strided)."""
     draws, uses_program, strided = [], False, False
     for a in inputs:
         v = values[a.name]
@@ -446,6 +452,22 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
             draws.append(draw)
         else:
             draws.append(repr(v))
+    return draws, uses_program, strided
+
+
+def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kinds: dict, values: dict,
+                    producers: dict, program_inputs: dict, inputs_source: str, training: bool = True) -> dict:
+    """The task file of one subgraph and what the plan says of it;
+    `inputs_source`: the program's input code (_program_inputs_source)."""
+    mods = dict(gm.named_modules())
+    body, constants, inputs, outputs = _boundary(gm, g, kinds, values)
+    sub, code, params, notes, init_lines = _rebuild(gm, body, constants, inputs, outputs, values)
+    src_lines = [line for line in code.src.strip("\n").splitlines()
+                 if not line.strip().startswith("torch.fx._symbolic_trace.wrap(")]
+    forward = "\n".join("    " + line if line.strip() else "" for line in src_lines)
+    label = _label(gm, g.nodes, kinds)
+    ops = [op_name(n, mods) for n in g.nodes if kinds[n.name] != "view"]
+    draws, uses_program, strided = _draws(inputs, values, producers, program_inputs)
     used = set(re.findall(r"\b\w+\b", forward))
     imports = _imports_for({k: v for k, v in code.globals.items() if k in used})
     file_name = f"{index:02d}_{_flat(label.replace('+', '_'))[:50]}.py"
@@ -466,7 +488,7 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
     if not training:
         lines += EVAL_MODE_LINES if any(_has_statistics(mods[n.target]) for n in body if n.op == "call_module") \
             else ["        self.eval()"]
-    lines += ["", forward.replace("def forward(self,", "def forward(self,", 1), "", ""]
+    lines += ["", forward, "", ""]
     if strided:
         lines += [STRIDED_HELPER, "", ""]
     lines += ["def get_inputs():", f"    return [{', '.join(draws)}]", "", "",

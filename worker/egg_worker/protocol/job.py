@@ -212,6 +212,68 @@ def run_eval(ctx: dict, job: dict) -> dict:
         return res
 
 
+def _first_result(job: dict, device: str, phases: Phases, alone: bool) -> dict:
+    """An evaluation's result before anything ran (a failure at loading),
+    with the flags its job and device give it from the start."""
+    selfcheck = job["selfcheck"]
+    res = {"verdict": "fail", "stage": "load", "reason": None, "log": "", "trials": job["trials"],
+           "correct_trials": 0, "trials_run": 0, "max_abs_err": None, "max_rel_err": None, "kernel_ms": None,
+           "triton_launches": None, "launch_configs": [], "device": device, "timing": None,
+           "flags": [] if selfcheck else static_scan.scan(job["kernel_source"]),
+           "compile_s": None, "sandbox": None, "phases_s": phases.seconds, "ran_alone": alone,
+           "selfcheck": selfcheck, "truth": None, "memory": {}, "io_bytes": None}
+    if job["allow_torch"] and not selfcheck:
+        res["flags"].append("allow_torch: the rule against PyTorch compute outside Triton kernels is waived "
+                            "(--allow-torch: a program that keeps PyTorch parts); every other check stands")
+    if selfcheck:
+        res["flags"].append("selfcheck: the task's own Model stands in for a candidate; the rules against "
+                            "PyTorch compute outside Triton kernels are waived")
+    if device == "cpu":
+        res["flags"].append("cpu_timing: Triton interpreter on the CPU; times are CPU times")
+    return res
+
+
+def _trial(t: int, res: dict, r: Child, c: Child, deadline: float, errs: list, rels: list) -> None:
+    """Correctness trial t: the reference prepares fresh inputs, the
+    candidate runs on them, the reference compares; a Verdict when the
+    candidate breaks the protocol or its outputs do not match."""
+    stage = "compile" if t == 0 else "run"
+    r.ch.send({"cmd": Cmd.PREPARE, "trial": t})
+    prepared = _reference_msg(r, deadline)
+    c.ch.send({"cmd": Cmd.TRIAL, "trial": t, "variant": prepared["variant"]})
+    if t == 0:
+        faults.loss_point("run", "eval", job_pid=c.pid)
+    msg = _candidate_msg(c, deadline, stage)
+    specs = msg.get("specs")
+    if msg.get("event") != Event.OUTPUTS or msg.get("trial") != t or not isinstance(specs, list) \
+            or not 0 < len(specs) <= 64:
+        raise Verdict("integrity", "candidate broke the evaluation protocol")
+    # Launches per call: the first call compiles, and an autotuned
+    # kernel also launches every configuration it times there (906
+    # for TritonBench's int8 matmul), so later calls count when
+    # there are any.
+    if t == 0 and isinstance(specs[0], dict) and specs[0].get("where") in ("device", "host"):
+        res["output_region"] = specs[0]["where"]  # informational: the candidate's own word
+    n = int(msg.get("launches") or 0)
+    res["triton_launches"] = n if t == 1 else max(res["triton_launches"] or 0, n)
+    res["launch_configs"] = _launch_configs(msg.get("launch_configs"))
+    r.ch.send({"cmd": Cmd.COMPARE, "trial": t, "specs": specs})
+    cmp = _reference_msg(r, deadline)
+    res["trials_run"] = t + 1
+    if cmp.get("max_abs_err") is not None:
+        errs.append(cmp["max_abs_err"])
+        rels.append(cmp["max_rel_err"])
+    res["max_abs_err"] = max(errs) if errs else None
+    res["max_rel_err"] = max(rels) if rels else None
+    if cmp.get("truth"):
+        old = res["truth"]
+        if old is None or cmp["truth"]["out_err"] / cmp["truth"]["bound"] > old["out_err"] / old["bound"]:
+            res["truth"] = cmp["truth"]
+    if not cmp["ok"]:
+        raise Verdict("correctness", cmp["reason"] or "output mismatch")
+    res["correct_trials"] = t + 1
+
+
 def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     trials = job["trials"]
     selfcheck = job["selfcheck"]
@@ -223,20 +285,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
     common = _common(ctx, job, scratch)
     weight_seed = _seed()
     trial_seeds = [_seed() for _ in range(trials)]
-    res = {"verdict": "fail", "stage": "load", "reason": None, "log": "", "trials": trials,
-           "correct_trials": 0, "trials_run": 0, "max_abs_err": None, "max_rel_err": None, "kernel_ms": None,
-           "triton_launches": None, "launch_configs": [], "device": common["device"], "timing": None,
-           "flags": [] if selfcheck else static_scan.scan(job["kernel_source"]),
-           "compile_s": None, "sandbox": None, "phases_s": phases.seconds, "ran_alone": alone,
-           "selfcheck": selfcheck, "truth": None, "memory": {}, "io_bytes": None}
-    if job["allow_torch"] and not selfcheck:
-        res["flags"].append("allow_torch: the rule against PyTorch compute outside Triton kernels is waived "
-                            "(--allow-torch: a program that keeps PyTorch parts); every other check stands")
-    if selfcheck:
-        res["flags"].append("selfcheck: the task's own Model stands in for a candidate; the rules against "
-                            "PyTorch compute outside Triton kernels are waived")
-    if common["device"] == "cpu":
-        res["flags"].append("cpu_timing: Triton interpreter on the CPU; times are CPU times")
+    res = _first_result(job, common["device"], phases, alone)
     ref_job = dict(common, weight_seed=weight_seed, trial_seeds=trial_seeds, alone=alone,
                    truth=job["truth"], selfcheck=selfcheck)
     cand_job = dict(common, weight_seed=weight_seed, trial_seeds=trial_seeds, task_path=scratch.cand_task_path,
@@ -281,40 +330,7 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                 stage = "compile" if t == 0 else "run"
                 progress.step(f"correctness trial {t + 1}/{trials}" + (" (first call: compiling)" if t == 0 else ""))
                 work.acquire()
-                r.ch.send({"cmd": Cmd.PREPARE, "trial": t})
-                prepared = _reference_msg(r, deadline)
-                c.ch.send({"cmd": Cmd.TRIAL, "trial": t, "variant": prepared["variant"]})
-                if t == 0:
-                    faults.loss_point("run", "eval", job_pid=c.pid)
-                msg = _candidate_msg(c, deadline, stage)
-                specs = msg.get("specs")
-                if msg.get("event") != Event.OUTPUTS or msg.get("trial") != t or not isinstance(specs, list) \
-                        or not 0 < len(specs) <= 64:
-                    raise Verdict("integrity", "candidate broke the evaluation protocol")
-                # Launches per call: the first call compiles, and an autotuned
-                # kernel also launches every configuration it times there (906
-                # for TritonBench's int8 matmul), so later calls count when
-                # there are any.
-                if t == 0 and isinstance(specs[0], dict) and specs[0].get("where") in ("device", "host"):
-                    res["output_region"] = specs[0]["where"]  # informational: the candidate's own word
-                n = int(msg.get("launches") or 0)
-                res["triton_launches"] = n if t == 1 else max(res["triton_launches"] or 0, n)
-                res["launch_configs"] = _launch_configs(msg.get("launch_configs"))
-                r.ch.send({"cmd": Cmd.COMPARE, "trial": t, "specs": specs})
-                cmp = _reference_msg(r, deadline)
-                res["trials_run"] = t + 1
-                if cmp.get("max_abs_err") is not None:
-                    errs.append(cmp["max_abs_err"])
-                    rels.append(cmp["max_rel_err"])
-                res["max_abs_err"] = max(errs) if errs else None
-                res["max_rel_err"] = max(rels) if rels else None
-                if cmp.get("truth"):
-                    old = res["truth"]
-                    if old is None or cmp["truth"]["out_err"] / cmp["truth"]["bound"] > old["out_err"] / old["bound"]:
-                        res["truth"] = cmp["truth"]
-                if not cmp["ok"]:
-                    raise Verdict("correctness", cmp["reason"] or "output mismatch")
-                res["correct_trials"] = t + 1
+                _trial(t, res, r, c, deadline, errs, rels)
                 work.release()
             stage = "integrity"
             with work.step():
@@ -344,24 +360,32 @@ def _eval_once(ctx: dict, job: dict, alone: bool) -> dict:
                              f"{e.error[:300]}") from None
         res["memory"] = _memory(r, c if res["verdict"] == "pass" else None, deadline)
     finally:
-        for child in (c, r):
-            if child is not None:
-                with contextlib.suppress(Exception):
-                    child.ch.send({"cmd": Cmd.EXIT})
-                if os.environ.get("EGG_WORKER_PROFILE"):
-                    child.wait_exit(10.0)  # it writes its profile on the way out
-                child.kill()
-        work.release()
-        res["work_spans"] = work.spans
-        region.close()
-        for end in (ref_end, cand_end):
-            if end is not None:
-                end.close()
-        sweep_orphans(set())
-        _keep_profiles(scratch)
-        scratch.remove()
-        phases.mark("cleanup")
+        _end_eval(res, (c, r), work, region, (ref_end, cand_end), scratch, phases)
     return res
+
+
+def _end_eval(res: dict, children: tuple, work: DeviceWork, region: Region, ends: tuple, scratch: Scratch,
+              phases: Phases) -> None:
+    """However an evaluation ended: its processes told to exit and killed,
+    the device work released, the region and socket ends closed, orphans
+    swept and the scratch folder removed."""
+    for child in children:
+        if child is not None:
+            with contextlib.suppress(Exception):
+                child.ch.send({"cmd": Cmd.EXIT})
+            if os.environ.get("EGG_WORKER_PROFILE"):
+                child.wait_exit(10.0)  # it writes its profile on the way out
+            child.kill()
+    work.release()
+    res["work_spans"] = work.spans
+    region.close()
+    for end in ends:
+        if end is not None:
+            end.close()
+    sweep_orphans(set())
+    _keep_profiles(scratch)
+    scratch.remove()
+    phases.mark("cleanup")
 
 
 def _keep_profiles(scratch: Scratch) -> None:

@@ -1,0 +1,147 @@
+/* calls.c: the pipeline's calls to its agents, the decisions they lead to, and why a task stops. */
+#include "pipe.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../agents/decisions.h"
+#include "ask.h"
+#include "../agents/facts.h"
+#include "../profile/profile.h"
+#include "../util/beat.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../util/fs.h"
+#include "../util/hash.h"
+#include "../util/timeutil.h"
+#include "../util/jsonnum.h"
+
+void pipe_progress(struct pipe *p, const char *stage, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+	if (!p->env->progress)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	p->env->progress(p->env->progress_ctx, stage, text);
+}
+
+/* ---- decisions ---- */
+
+/* The log's sentence for each kind of decision: words for people (the run
+ * folder's decisions.jsonl, the store). Nothing reads them back: prompts
+ * are made from the kinds and fields (decisions_prompt_text). */
+static const char *const decision_log[DEC_KIND_COUNT] = {
+	[DEC_STOPPED] = "{reason}",
+	[DEC_AT_SOL] = "{reason}",
+	[DEC_TIMING_DISTRUSTED] = "{candidate} discarded: timed at {kernel_ms} ms, but Nsight Compute measured "
+				  "{ncu_ms} ms of GPU time in its kernels; its timing is not trusted",
+	[DEC_SEED_EXISTING] = "seed 1 is the existing kernel ({kernel_ms} ms)",
+	[DEC_SEED_NO_REPLY] = "seed {seed} discarded: no usable reply",
+	[DEC_SEED_DROPPED] = "seed {seed} dropped: still failing after {repairs} repair(s)",
+	[DEC_SEEDS_VALID] = "{valid} valid seed(s); fastest {candidate} at {kernel_ms} ms",
+	[DEC_NO_VALID_SEED] = "no valid seed: the task fails",
+	[DEC_NOT_REFINED_AT_SOL] = "{candidate} not refined: it runs at {sol_pct}% of the roofline bound "
+				   "(--stop-at-sol {threshold_pct})",
+	[DEC_SELECTED] = "selected {candidate} at {kernel_ms} ms",
+	[DEC_NO_PLAN] = "{candidate} kept: the profile agent gave no usable plan",
+	[DEC_NO_CHANGE] = "{candidate} kept as is: nothing to change in this stage ({bottleneck})",
+	[DEC_NOT_WORTH] = "{candidate} kept as is: not worth optimizing ({bottleneck})",
+	[DEC_RULE_NO_CHANGE] = "{candidate} kept as is without a call: the {rule} rule decided ({says}: {figures_text})",
+	[DEC_NO_KERNEL] = "{candidate} kept: no usable kernel",
+	[DEC_UNCHANGED] = "{candidate} kept: the code agent returned it unchanged (nothing to evaluate)",
+	[DEC_INVALID] = "{candidate} rejected: invalid after {repairs} repair(s)",
+	[DEC_ACCEPTED] = "{candidate} accepted ({kernel_ms} ms vs {parent_ms} ms)",
+	[DEC_NOT_FASTER] = "{candidate} rejected: not faster than its parent ({kernel_ms} ms vs {parent_ms} ms)",
+};
+
+/* Records a decision of kind `k` with its fields (stolen; NULL: none). */
+void pipe_decide(struct pipe *p, const char *stage, enum decision_kind k, json_t *fields)
+{
+	json_t *d = decision_new(k, stage, fields, "");
+	char *text = decision_render(d, decision_log[k]);
+	json_object_set_new(d, "text", json_string(text));
+	recorder_decision(p->env->rec, d);
+	json_array_append_new(p->decisions, d);
+	free(text);
+}
+
+/* The fields of a decision about one candidate. */
+json_t *pipe_about(const char *candidate)
+{
+	return json_pack("{s:s}", "candidate", candidate);
+}
+
+/* ---- agent calls, counted onto the chain of calls that wait on each other ---- */
+
+char *pipe_code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v, const char *stage,
+		       const char *candidate, enum agent_outcome *oc)
+{
+	long before = p->env->agents->used.calls;
+	char *out;
+	if (pipe_store_broken(p)) {
+		*oc = AGENT_MALFORMED;	/* no call made; stop_for sees the stop */
+		return NULL;
+	}
+	out = agent_code(p->env->agents, id, v, stage, candidate, oc);
+	p->chain += (int)(p->env->agents->used.calls - before);
+	return out;
+}
+
+json_t *pipe_json_call(struct pipe *p, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
+			 const char *stage, const char *candidate, enum agent_outcome *oc)
+{
+	long before = p->env->agents->used.calls;
+	json_t *out;
+	if (pipe_store_broken(p)) {
+		*oc = AGENT_MALFORMED;	/* no call made; stop_for sees the stop */
+		return NULL;
+	}
+	out = agent_json(p->env->agents, id, schema, v, stage, candidate, oc);
+	p->chain += (int)(p->env->agents->used.calls - before);
+	return out;
+}
+
+/*
+ * After an agent gave nothing usable. A malformed reply (twice) is the
+ * caller's to record: returns 0 and the run goes on. An LLM that failed
+ * after its retries, a spent budget, or a reply awaited in the spool stops
+ * the run here: that is recorded as what it is, and 1 is returned.
+ */
+int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, const char *subject)
+{
+	struct agents *a = p->env->agents;
+	char *why = p->out->stop_reason;
+	size_t len = sizeof(p->out->stop_reason);
+	if (p->store_stop)
+		return 1;
+	if (oc == AGENT_MALFORMED || oc == AGENT_OK)
+		return 0;
+	if (oc == AGENT_WAITING) {
+		snprintf(why, len, "stopped: no reply for call %ld (waiting): %s", a->used.calls + 1, err_msg());
+		snprintf(p->out->pending_key, sizeof(p->out->pending_key), "%s", a->waiting_key);
+		p->out->waiting = 1;
+	} else if (oc == AGENT_BUDGET) {
+		snprintf(why, len, "stopped: %s", err_msg());
+		p->out->budget = 1;
+	} else {
+		snprintf(why, len, "stopped: LLM unreachable (the %s stage's call for %s): %s", stage, subject, err_msg());
+		p->out->infra = 1;
+	}
+	p->stop = 1;
+	pipe_decide(p, stage, DEC_STOPPED, json_pack("{s:s, s:s}", "cause", p->out->waiting ? "waiting" : p->out->budget ?
+						"budget" : "llm", "reason", why));
+	return 1;
+}

@@ -145,3 +145,8 @@ int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, cons
 						"budget" : "llm", "reason", why));
 	return 1;
 }
+
+int pipe_calls_per_step(const struct pipe *p)
+{
+	return p->o->single_agent ? 1 : 2;
+}

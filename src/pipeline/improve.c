@@ -115,7 +115,7 @@ static int rule_decides(struct pipe *p, const struct stage *st, struct cand *par
 	pipe_progress(p, st->name, "%s kept: the %s rule decided without a call", parent->id, r->name);
 	pipe_decide(p, st->name, DEC_RULE_NO_CHANGE,
 	       json_pack("{s:s, s:s, s:s, s:s, s:o, s:i}", "candidate", parent->id, "rule", r->name, "says", r->says,
-			 "figures_text", buf_str(&text), "figures", figures, "calls_saved", p->o->single_agent ? 1 : 2));
+			 "figures_text", buf_str(&text), "figures", figures, "calls_saved", pipe_calls_per_step(p)));
 	buf_release(&text);
 	return 1;
 }

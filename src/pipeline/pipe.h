@@ -102,6 +102,9 @@ char *pipe_code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v, c
 json_t *pipe_json_call(struct pipe *p, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
 		const char *stage, const char *candidate, enum agent_outcome *oc);
 int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, const char *subject);
+/* The LLM calls one improvement step makes: the profile agent's plan and
+ * the code agent's kernel, or one call of the single agent. */
+int pipe_calls_per_step(const struct pipe *p);
 
 /* ---- cand.c: a candidate evaluated, profiled, validated ---- */
 

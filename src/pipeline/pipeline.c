@@ -90,7 +90,7 @@ void pipe_stage_row(struct pipe *p, const struct stage *st)
 /* Calls a skipped stage would have made: a plan and a kernel per candidate. */
 static int planned_calls(const struct pipe *p, int stage)
 {
-	int per = p->o->single_agent ? 1 : 2, n = 0;
+	int per = pipe_calls_per_step(p), n = 0;
 	if (stage == STAGE_REFINE) {
 		for (int i = 0; i < p->ncands; i++)
 			n += p->cands[i]->valid ? per : 0;

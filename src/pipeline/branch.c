@@ -62,13 +62,14 @@ void pipe_join(struct pipe *p, struct pipe *b)
 	if (b->stop && !p->stop) {
 		p->stop = 1;
 		memcpy(p->out->stop_reason, b->out->stop_reason, sizeof(p->out->stop_reason));
-		p->out->no_memory = b->out->no_memory;
 		memcpy(p->out->pending_key, b->out->pending_key, sizeof(p->out->pending_key));
 		memcpy(a->waiting_key, ba->waiting_key, sizeof(a->waiting_key));
 	}
-	p->out->infra |= b->out->infra;
-	p->out->budget |= b->out->budget;
-	p->out->waiting |= b->out->waiting;
+	/* Branches that stopped for different causes: the task keeps the one
+	 * of highest rank (a wait, then an infrastructure stop, then a budget),
+	 * the first of that rank. */
+	if (stop_causes[b->out->stop_cause].rank > stop_causes[p->out->stop_cause].rank)
+		p->out->stop_cause = b->out->stop_cause;
 	p->broken |= b->broken;
 	if (b->chain > p->chain)
 		p->chain = b->chain;

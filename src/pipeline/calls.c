@@ -125,24 +125,24 @@ int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, cons
 	struct agents *a = p->env->agents;
 	char *why = p->out->stop_reason;
 	size_t len = sizeof(p->out->stop_reason);
-	if (p->store_stop)
+	if (p->out->stop_cause == STOP_STORE)
 		return 1;
 	if (oc == AGENT_MALFORMED || oc == AGENT_OK)
 		return 0;
 	if (oc == AGENT_WAITING) {
 		snprintf(why, len, "stopped: no reply for call %ld (waiting): %s", a->used.calls + 1, err_msg());
 		snprintf(p->out->pending_key, sizeof(p->out->pending_key), "%s", a->waiting_key);
-		p->out->waiting = 1;
+		p->out->stop_cause = STOP_WAITING;
 	} else if (oc == AGENT_BUDGET) {
 		snprintf(why, len, "stopped: %s", err_msg());
-		p->out->budget = 1;
+		p->out->stop_cause = STOP_BUDGET;
 	} else {
 		snprintf(why, len, "stopped: LLM unreachable (the %s stage's call for %s): %s", stage, subject, err_msg());
-		p->out->infra = 1;
+		p->out->stop_cause = STOP_LLM;
 	}
 	p->stop = 1;
-	pipe_decide(p, stage, DEC_STOPPED, json_pack("{s:s, s:s}", "cause", p->out->waiting ? "waiting" : p->out->budget ?
-						"budget" : "llm", "reason", why));
+	pipe_decide(p, stage, DEC_STOPPED, json_pack("{s:s, s:s}", "cause", stop_causes[p->out->stop_cause].name,
+						     "reason", why));
 	return 1;
 }
 

@@ -53,11 +53,11 @@ int pipe_store_broken(struct pipe *p)
 	const char *e = p->env->store_rec ? recorder_store_error(p->env->store_rec) : NULL;
 	if (!e)
 		return 0;
-	if (!p->store_stop) {
+	if (p->out->stop_cause != STOP_STORE) {
 		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "stopped: the run store cannot be written: %s",
 			 e);
-		p->out->infra = 1;
-		p->stop = p->store_stop = 1;
+		p->out->stop_cause = STOP_STORE;
+		p->stop = 1;
 	}
 	return 1;
 }
@@ -83,8 +83,7 @@ static json_t *evaluate(struct pipe *p, const struct cand *c)
 	p->eval_ms += time_mono_ms() - t1;
 	if (!res) {
 		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
-		p->out->infra = 1;
-		p->out->no_memory = err_kind() == ERR_NO_MEMORY;
+		p->out->stop_cause = err_kind() == ERR_NO_MEMORY ? STOP_NO_MEMORY : STOP_WORKER;
 		p->stop = 1;
 	}
 	return res;

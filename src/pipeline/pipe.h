@@ -48,7 +48,6 @@ struct pipe {
 	int npool;
 	json_t *decisions;	/* the decisions so far (decisions.h), carried between stages */
 	int stop;		/* 1: stop now (budget or infrastructure) */
-	int store_stop;		/* stopped because the run store refused a write */
 	int at_sol;		/* the best kernel reached --stop-at-sol: later stages are skipped */
 	int broken;		/* egg itself failed (err holds why); the run stops */
 	int chain;		/* LLM calls on the longest chain of calls that waited on each other */

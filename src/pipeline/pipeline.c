@@ -21,6 +21,18 @@
 #include "../util/timeutil.h"
 #include "../util/jsonnum.h"
 
+/* A wait outranks an infrastructure stop (the reply may come, and the task
+ * goes on where it stopped), which outranks a spent budget. */
+const struct stop_cause_info stop_causes[STOP_CAUSE_COUNT] = {
+	[STOP_NONE] = { NULL, 0, 0 },
+	[STOP_BUDGET] = { "budget", 0, 1 },
+	[STOP_LLM] = { "llm", 1, 2 },
+	[STOP_WORKER] = { "worker", 1, 2 },
+	[STOP_NO_MEMORY] = { "memory", 1, 2 },
+	[STOP_STORE] = { "store", 1, 2 },
+	[STOP_WAITING] = { "waiting", 0, 3 },
+};
+
 void pipeline_opts_init(struct pipeline_opts *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -49,6 +49,30 @@ struct pipeline_env {
 	void *progress_ctx;
 };
 
+/*
+ * Why a task's pipeline ended before its end: one cause. Each has the name
+ * records carry ("stop_cause") and what it makes of the task: a wait for a
+ * reply, a stop (infrastructure: the same command again goes on), or an
+ * end that is the task's result (a budget spent).
+ */
+enum stop_cause {
+	STOP_NONE,		/* it ran to its end */
+	STOP_BUDGET,		/* a token or cost budget was spent */
+	STOP_LLM,		/* the LLM failed after its retries */
+	STOP_WORKER,		/* the evaluator failed (infrastructure) */
+	STOP_NO_MEMORY,		/* an evaluation its device's memory cannot hold */
+	STOP_STORE,		/* the run store refused a write */
+	STOP_WAITING,		/* a reply is awaited in the --llm-spool folder */
+	STOP_CAUSE_COUNT
+};
+
+struct stop_cause_info {
+	const char *name;	/* "budget", "llm", "worker", "memory", "store", "waiting"; NULL for none */
+	int infra;		/* an infrastructure failure: the task is stopped, not done */
+	int rank;		/* which cause a task keeps when its branches stopped for several */
+};
+extern const struct stop_cause_info stop_causes[STOP_CAUSE_COUNT];
+
 struct pipeline_result {
 	int found;		/* a valid kernel exists */
 	char *source;		/* the best kernel (owned) */
@@ -56,11 +80,8 @@ struct pipeline_result {
 	json_t *eval;		/* its evaluation (owned) */
 	json_t *stage_rows;	/* [{stage, title, kernel_ms, speedup_eager, speedup_compile}] (owned) */
 	char stop_reason[512];	/* why the run ended early, or "" */
-	int infra;		/* ended by an infrastructure failure (LLM or worker) */
-	int no_memory;		/* that failure: an evaluation its device's memory cannot hold */
-	int budget;		/* ended by a token or cost budget */
-	int waiting;		/* stopped for a reply awaited in the --llm-spool folder */
-	char pending_key[65];	/* that request's key */
+	enum stop_cause stop_cause;	/* why it ended early (stop_causes), or STOP_NONE */
+	char pending_key[65];	/* STOP_WAITING: the awaited request's key */
 	int llm_chain;		/* LLM calls on the longest chain of calls that waited on each other */
 	double llm_s;		/* waiting for LLM replies (not cached), summed over concurrent calls */
 	double eval_s;		/* evaluating and profiling, summed over concurrent jobs */

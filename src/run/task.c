@@ -211,10 +211,10 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 	json_object_set_new(s, "time", json_pack("{s:f, s:f, s:f, s:i}", "llm_s", r->llm_s, "eval_s", r->eval_s,
 						 "device_wait_s", r->device_wait_s, "llm_chain", r->llm_chain));
 	json_object_set_new(s, "stop_reason", r->stop_reason[0] ? json_string(r->stop_reason) : json_null());
-	json_object_set_new(s, "infra_error", json_boolean(r->infra));
-	if (r->no_memory)
-		json_object_set_new(s, "stop_cause", json_string("memory"));
-	json_object_set_new(s, "budget_stop", json_boolean(r->budget));
+	json_object_set_new(s, "infra_error", json_boolean(stop_causes[r->stop_cause].infra));
+	if (stop_causes[r->stop_cause].name)
+		json_object_set_new(s, "stop_cause", json_string(stop_causes[r->stop_cause].name));
+	json_object_set_new(s, "budget_stop", json_boolean(r->stop_cause == STOP_BUDGET));
 	return s;
 }
 
@@ -417,7 +417,7 @@ static json_t *write_outputs(struct task_work *w, const struct pipeline_result *
 	free(final_path);
 	json_object_set_new(summary, "group", json_string(w->ts->group));
 	json_object_set_new(summary, "task_id", json_string(w->ts->task_id));
-	if (res->waiting)
+	if (res->stop_cause == STOP_WAITING)
 		json_object_set_new(summary, "pending_key", json_string(res->pending_key));
 	if (res->sol_stop)
 		json_object_set(summary, "sol_stop", res->sol_stop);
@@ -511,12 +511,13 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	env.progress = progress;
 	env.progress_ctx = sc;
 	broken = pipeline_run(&env, &rc->po, &res) < 0;
-	if (!res.found && !res.waiting && !res.stop_reason[0])
+	if (!res.found && res.stop_cause != STOP_WAITING && !res.stop_reason[0])
 		snprintf(res.stop_reason, sizeof(res.stop_reason),
 			 "no valid kernel: no seed passed evaluation (the decisions in %s say why each failed)", w->dir);
 	summary = write_outputs(w, &res, &agents, broken);
-	finish(rc, ts, res.waiting ? TASK_WAITING : res.infra || broken ? TASK_STOPPED : TASK_DONE,
-	       res.infra || broken ? "infra" : res.budget ? "budget" : "", summary);
+	finish(rc, ts, res.stop_cause == STOP_WAITING ? TASK_WAITING
+		       : stop_causes[res.stop_cause].infra || broken ? TASK_STOPPED : TASK_DONE,
+	       stop_causes[res.stop_cause].infra || broken ? "infra" : res.stop_cause == STOP_BUDGET ? "budget" : "", summary);
 	pipeline_result_clear(&res);
 	free(precision_note);
 	free(device_text);

@@ -1,4 +1,4 @@
-/* decisions.c: decision records, and the words the prompts use for each kind (never the log's). */
+/* decisions.c: decision records: each kind's name, the words the prompts use for it, and its log sentence. */
 #include "decisions.h"
 
 #include <math.h>
@@ -9,35 +9,63 @@
 #include "../util/err.h"
 #include "../util/template.h"
 
-/* Each kind's name and what a later prompt says about it. Changing these
- * words changes prompts (and so reply-cache keys): they are prompt text. */
+/*
+ * Each kind of decision, in one row: its stable name (records carry it),
+ * what a later prompt says about it, and the log's sentence. The prompt
+ * words are prompt text: changing them changes prompts (and so reply-cache
+ * keys). The log's sentence is for people (the run folder's
+ * decisions.jsonl, the store): nothing reads it back, prompts are made from
+ * the kinds and fields (decisions_prompt_text).
+ */
 static const struct {
 	const char *name;
 	const char *prompt;
+	const char *log;
 } kinds[DEC_KIND_COUNT] = {
-	[DEC_STOPPED] = { "stopped", "the search stopped ({cause})" },
-	[DEC_AT_SOL] = { "at_sol", "{candidate} reached {sol_pct}% of the roofline bound: later stages skipped" },
+	[DEC_STOPPED] = { "stopped", "the search stopped ({cause})",
+		"{reason}" },
+	[DEC_AT_SOL] = { "at_sol", "{candidate} reached {sol_pct}% of the roofline bound: later stages skipped",
+		"{reason}" },
 	[DEC_TIMING_DISTRUSTED] = { "timing_distrusted",
 				    "{candidate} discarded: timed at {kernel_ms} ms but its kernels took {ncu_ms} ms of "
-				    "GPU time under Nsight Compute" },
-	[DEC_SEED_EXISTING] = { "seed_existing", "seed 1 is the user's existing kernel ({kernel_ms} ms)" },
-	[DEC_SEED_NO_REPLY] = { "seed_no_reply", "seed {seed} gave no usable reply" },
-	[DEC_SEED_DROPPED] = { "seed_dropped", "seed {seed} still failed after {repairs} repair(s)" },
-	[DEC_SEEDS_VALID] = { "seeds_valid", "{valid} seed(s) passed; the fastest, {candidate}, runs in {kernel_ms} ms" },
-	[DEC_NO_VALID_SEED] = { "no_valid_seed", "no seed passed" },
+				    "GPU time under Nsight Compute",
+		"{candidate} discarded: timed at {kernel_ms} ms, but Nsight Compute measured "
+		  "{ncu_ms} ms of GPU time in its kernels; its timing is not trusted" },
+	[DEC_SEED_EXISTING] = { "seed_existing", "seed 1 is the user's existing kernel ({kernel_ms} ms)",
+		"seed 1 is the existing kernel ({kernel_ms} ms)" },
+	[DEC_SEED_NO_REPLY] = { "seed_no_reply", "seed {seed} gave no usable reply",
+		"seed {seed} discarded: no usable reply" },
+	[DEC_SEED_DROPPED] = { "seed_dropped", "seed {seed} still failed after {repairs} repair(s)",
+		"seed {seed} dropped: still failing after {repairs} repair(s)" },
+	[DEC_SEEDS_VALID] = { "seeds_valid", "{valid} seed(s) passed; the fastest, {candidate}, runs in {kernel_ms} ms",
+		"{valid} valid seed(s); fastest {candidate} at {kernel_ms} ms" },
+	[DEC_NO_VALID_SEED] = { "no_valid_seed", "no seed passed",
+		"no valid seed: the task fails" },
 	[DEC_NOT_REFINED_AT_SOL] = { "not_refined_at_sol",
-				     "{candidate} left as it is at {sol_pct}% of the roofline bound" },
-	[DEC_SELECTED] = { "selected", "{candidate} is the best so far ({kernel_ms} ms)" },
-	[DEC_NO_PLAN] = { "no_plan", "{candidate} unchanged: no usable plan came back" },
-	[DEC_NO_CHANGE] = { "no_change", "{candidate} unchanged: no change needed here ({bottleneck})" },
-	[DEC_NOT_WORTH] = { "not_worth", "{candidate} unchanged: judged not worth optimizing ({bottleneck})" },
-	[DEC_RULE_NO_CHANGE] = { "rule_no_change", "{candidate} unchanged: {says}" },
-	[DEC_NO_KERNEL] = { "no_kernel", "{candidate} unchanged: no usable kernel came back" },
-	[DEC_UNCHANGED] = { "unchanged", "{candidate} unchanged: the new code was the same code" },
-	[DEC_INVALID] = { "invalid", "{candidate} failed its checks after {repairs} repair(s)" },
-	[DEC_ACCEPTED] = { "accepted", "{candidate} kept: {kernel_ms} ms against its parent's {parent_ms} ms" },
+				     "{candidate} left as it is at {sol_pct}% of the roofline bound",
+		"{candidate} not refined: it runs at {sol_pct}% of the roofline bound "
+		  "(--stop-at-sol {threshold_pct})" },
+	[DEC_SELECTED] = { "selected", "{candidate} is the best so far ({kernel_ms} ms)",
+		"selected {candidate} at {kernel_ms} ms" },
+	[DEC_NO_PLAN] = { "no_plan", "{candidate} unchanged: no usable plan came back",
+		"{candidate} kept: the profile agent gave no usable plan" },
+	[DEC_NO_CHANGE] = { "no_change", "{candidate} unchanged: no change needed here ({bottleneck})",
+		"{candidate} kept as is: nothing to change in this stage ({bottleneck})" },
+	[DEC_NOT_WORTH] = { "not_worth", "{candidate} unchanged: judged not worth optimizing ({bottleneck})",
+		"{candidate} kept as is: not worth optimizing ({bottleneck})" },
+	[DEC_RULE_NO_CHANGE] = { "rule_no_change", "{candidate} unchanged: {says}",
+		"{candidate} kept as is without a call: the {rule} rule decided ({says}: {figures_text})" },
+	[DEC_NO_KERNEL] = { "no_kernel", "{candidate} unchanged: no usable kernel came back",
+		"{candidate} kept: no usable kernel" },
+	[DEC_UNCHANGED] = { "unchanged", "{candidate} unchanged: the new code was the same code",
+		"{candidate} kept: the code agent returned it unchanged (nothing to evaluate)" },
+	[DEC_INVALID] = { "invalid", "{candidate} failed its checks after {repairs} repair(s)",
+		"{candidate} rejected: invalid after {repairs} repair(s)" },
+	[DEC_ACCEPTED] = { "accepted", "{candidate} kept: {kernel_ms} ms against its parent's {parent_ms} ms",
+		"{candidate} accepted ({kernel_ms} ms vs {parent_ms} ms)" },
 	[DEC_NOT_FASTER] = { "not_faster",
-			     "{candidate} dropped: {kernel_ms} ms against its parent's {parent_ms} ms is not faster" },
+			     "{candidate} dropped: {kernel_ms} ms against its parent's {parent_ms} ms is not faster",
+		"{candidate} rejected: not faster than its parent ({kernel_ms} ms vs {parent_ms} ms)" },
 };
 
 const char *decision_name(enum decision_kind k)
@@ -51,7 +79,13 @@ json_t *decision_new(enum decision_kind k, const char *stage, json_t *fields, co
 	if (fields)
 		json_object_update_missing(d, fields);
 	json_decref(fields);
-	json_object_set_new(d, "text", json_string(text));
+	if (text || (unsigned)k >= DEC_KIND_COUNT) {
+		json_object_set_new(d, "text", json_string(text ? text : ""));
+	} else {
+		char *line = decision_render(d, kinds[k].log);
+		json_object_set_new(d, "text", json_string(line));
+		free(line);
+	}
 	return d;
 }
 

@@ -39,7 +39,8 @@ enum decision_kind {
 /* The kind's stable name ("accepted", "not_faster", ...), as records carry it. */
 const char *decision_name(enum decision_kind k);
 /* A decision of kind `k` in `stage` with `fields` (stolen; NULL: none) and
- * the log's sentence `text`. Owned. */
+ * the log's sentence `text` (NULL: the kind's own, its fields put in).
+ * Owned. */
 json_t *decision_new(enum decision_kind k, const char *stage, json_t *fields, const char *text);
 /*
  * `tmpl` with each {field} of `d` put in its place: a string as it is, a

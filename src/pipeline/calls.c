@@ -40,42 +40,12 @@ void pipe_progress(struct pipe *p, const char *stage, const char *fmt, ...)
 
 /* ---- decisions ---- */
 
-/* The log's sentence for each kind of decision: words for people (the run
- * folder's decisions.jsonl, the store). Nothing reads them back: prompts
- * are made from the kinds and fields (decisions_prompt_text). */
-static const char *const decision_log[DEC_KIND_COUNT] = {
-	[DEC_STOPPED] = "{reason}",
-	[DEC_AT_SOL] = "{reason}",
-	[DEC_TIMING_DISTRUSTED] = "{candidate} discarded: timed at {kernel_ms} ms, but Nsight Compute measured "
-				  "{ncu_ms} ms of GPU time in its kernels; its timing is not trusted",
-	[DEC_SEED_EXISTING] = "seed 1 is the existing kernel ({kernel_ms} ms)",
-	[DEC_SEED_NO_REPLY] = "seed {seed} discarded: no usable reply",
-	[DEC_SEED_DROPPED] = "seed {seed} dropped: still failing after {repairs} repair(s)",
-	[DEC_SEEDS_VALID] = "{valid} valid seed(s); fastest {candidate} at {kernel_ms} ms",
-	[DEC_NO_VALID_SEED] = "no valid seed: the task fails",
-	[DEC_NOT_REFINED_AT_SOL] = "{candidate} not refined: it runs at {sol_pct}% of the roofline bound "
-				   "(--stop-at-sol {threshold_pct})",
-	[DEC_SELECTED] = "selected {candidate} at {kernel_ms} ms",
-	[DEC_NO_PLAN] = "{candidate} kept: the profile agent gave no usable plan",
-	[DEC_NO_CHANGE] = "{candidate} kept as is: nothing to change in this stage ({bottleneck})",
-	[DEC_NOT_WORTH] = "{candidate} kept as is: not worth optimizing ({bottleneck})",
-	[DEC_RULE_NO_CHANGE] = "{candidate} kept as is without a call: the {rule} rule decided ({says}: {figures_text})",
-	[DEC_NO_KERNEL] = "{candidate} kept: no usable kernel",
-	[DEC_UNCHANGED] = "{candidate} kept: the code agent returned it unchanged (nothing to evaluate)",
-	[DEC_INVALID] = "{candidate} rejected: invalid after {repairs} repair(s)",
-	[DEC_ACCEPTED] = "{candidate} accepted ({kernel_ms} ms vs {parent_ms} ms)",
-	[DEC_NOT_FASTER] = "{candidate} rejected: not faster than its parent ({kernel_ms} ms vs {parent_ms} ms)",
-};
-
 /* Records a decision of kind `k` with its fields (stolen; NULL: none). */
 void pipe_decide(struct pipe *p, const char *stage, enum decision_kind k, json_t *fields)
 {
-	json_t *d = decision_new(k, stage, fields, "");
-	char *text = decision_render(d, decision_log[k]);
-	json_object_set_new(d, "text", json_string(text));
+	json_t *d = decision_new(k, stage, fields, NULL);
 	recorder_decision(p->env->rec, d);
 	json_array_append_new(p->decisions, d);
-	free(text);
 }
 
 /* The fields of a decision about one candidate. */

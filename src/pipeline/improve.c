@@ -173,12 +173,17 @@ struct cand *pipe_improve(struct pipe *p, const struct stage *st, struct cand *p
 				pipe_decide(p, st->name, DEC_NO_PLAN, pipe_about(parent->id));
 			goto out;
 		}
-		if (!strcmp(json_string_value(json_object_get(analysis, "worth_optimizing")) ?: "", "no") ||
-		    !strcmp(json_string_value(json_object_get(analysis, "change")) ?: "", "no")) {
-			json_t *f = pipe_about(parent->id);
-			json_object_set(f, "bottleneck", json_object_get(analysis, "bottleneck") ?: json_null());
-			pipe_decide(p, st->name, json_object_get(analysis, "change") ? DEC_NO_CHANGE : DEC_NOT_WORTH, f);
-			goto out;
+		{
+			/* The stage's own question: refinement asks whether a change is
+			 * worth making, a tuning stage whether anything should change. */
+			int refine = st->analysis_schema == SCHEMA_PROFILE_REFINE;
+			const char *answer = json_string_value(json_object_get(analysis, refine ? "worth_optimizing" : "change"));
+			if (!strcmp(answer ?: "", "no")) {
+				json_t *f = pipe_about(parent->id);
+				json_object_set(f, "bottleneck", json_object_get(analysis, "bottleneck") ?: json_null());
+				pipe_decide(p, st->name, refine ? DEC_NOT_WORTH : DEC_NO_CHANGE, f);
+				goto out;
+			}
 		}
 		plan = json_dumps(analysis, JSON_INDENT(1));
 		prompt_set(&v, "plan", plan);

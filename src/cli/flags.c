@@ -184,8 +184,9 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 		po->seed_repairs = f->seed_repairs;
 	if (f->repairs != REPAIRS_UNSET)
 		po->repairs = f->repairs;
-	if (f->top_k > 8 || f->seeds > 16) {
-		err_set(ERR_INPUT, f->top_k > 8 ? "--top-k is at most 8" : "--seeds is at most 16");
+	if (f->top_k > PIPELINE_MAX_TOP_K || f->seeds > PIPELINE_MAX_SEEDS) {
+		err_set(ERR_INPUT, "--%s is at most %d", f->top_k > PIPELINE_MAX_TOP_K ? "top-k" : "seeds",
+			f->top_k > PIPELINE_MAX_TOP_K ? PIPELINE_MAX_TOP_K : PIPELINE_MAX_SEEDS);
 		return -1;
 	}
 	if (f->top_k)

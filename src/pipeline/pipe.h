@@ -12,8 +12,9 @@
 #include "pipeline.h"
 #include "stages.h"
 
-/* Enough for the largest run the flags allow: 16 seeds with their repairs,
- * their 16 refinements and 8 candidates in each of 3 tuning stages. */
+/* Enough for the largest run the flags allow: PIPELINE_MAX_SEEDS seeds with
+ * their repairs, their refinements and PIPELINE_MAX_TOP_K candidates in
+ * each tuning stage and the combination. */
 #define MAX_CANDS 128
 
 struct cand {
@@ -44,7 +45,7 @@ struct pipe {
 	struct pipeline_result *out;
 	struct cand *cands[MAX_CANDS];	/* owned by the task's pipe (a branch's new ones until joined) */
 	int ncands;
-	struct cand *pool[8];
+	struct cand *pool[PIPELINE_MAX_TOP_K];
 	int npool;
 	json_t *decisions;	/* the decisions so far (decisions.h), carried between stages */
 	int stop;		/* 1: stop now (budget or infrastructure) */

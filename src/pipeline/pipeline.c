@@ -79,7 +79,7 @@ void pipe_set_pool(struct pipe *p, struct cand **list, int n)
 {
 	qsort(list, (size_t)n, sizeof(*list), by_time);
 	p->npool = 0;
-	for (int i = 0; i < n && p->npool < p->o->top_k && p->npool < 8; i++)
+	for (int i = 0; i < n && p->npool < p->o->top_k && p->npool < PIPELINE_MAX_TOP_K; i++)
 		if (list[i]->valid && (i == 0 || list[i] != list[i - 1]))
 			p->pool[p->npool++] = list[i];
 }

@@ -10,6 +10,11 @@
 #include "../eval/eval.h"
 #include "../store/record.h"
 
+/* The most seeds and the most candidates kept through a stage a run may
+ * ask for (--seeds, --top-k): the pipeline's arrays are sized by them. */
+#define PIPELINE_MAX_SEEDS 16
+#define PIPELINE_MAX_TOP_K 8
+
 struct pipeline_opts {
 	int seeds;		/* S structurally different seeds (2; 1 with --no-multi-seed) */
 	int seed_repairs;	/* repairs per seed (3) */
@@ -17,7 +22,7 @@ struct pipeline_opts {
 	int refine;		/* algorithmic refinement on (--no-refine turns it off) */
 	int stage_on[STAGE_COUNT]; /* which tuning stages run (--no-hw-tune: none) */
 	int single_agent;	/* --single-agent: the code agent reads metrics and logs itself */
-	int top_k;		/* candidates kept through each stage (1, as in the paper) */
+	int top_k;		/* candidates kept through each stage (1, as in the paper; at most PIPELINE_MAX_TOP_K) */
 	int profile;		/* profile with ncu before refinement and tuning */
 	double stop_at_sol;	/* stop once the best kernel is at this % of the roofline bound (85; 0: never) */
 	int seed_from_existing;	/* the task's existing kernel, when it passes, is seed 1 */

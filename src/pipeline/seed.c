@@ -146,7 +146,7 @@ void pipe_run_seeds(struct pipe *p, int *seeds_at_sol)
 {
 	const struct stage *st = &stages[STAGE_SEED];
 	struct buf approaches = BUF_INIT;
-	struct seed_line lines[17];
+	struct seed_line lines[PIPELINE_MAX_SEEDS + 1];	/* the existing kernel, then the seeds */
 	struct cand *valid[MAX_CANDS];
 	int nvalid = 0, nlines = 0, first;
 	char idx[16], count[16];

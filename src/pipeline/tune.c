@@ -56,8 +56,8 @@ static void tune_line_run(struct pipe *b, void *arg)
  * and the accepted ones stay. */
 void pipe_run_tuning(struct pipe *p, const struct stage *st)
 {
-	struct cand *next[16];
-	struct tune_line lines[8];
+	struct cand *next[2 * PIPELINE_MAX_TOP_K];	/* the pool and what each line accepted */
+	struct tune_line lines[PIPELINE_MAX_TOP_K];
 	int n = 0, npool = p->npool;
 
 	memset(lines, 0, sizeof(lines));
@@ -166,9 +166,9 @@ static void combine_line_run(struct pipe *b, void *arg)
 void pipe_run_tuning_together(struct pipe *p)
 {
 	const struct stage *on[STAGE_COUNT];
-	struct tune_line lines[8 * STAGE_COUNT];
-	struct combine_line combos[8];
-	struct cand *next[8 + 8 * STAGE_COUNT + 8];
+	struct tune_line lines[PIPELINE_MAX_TOP_K * STAGE_COUNT];
+	struct combine_line combos[PIPELINE_MAX_TOP_K];
+	struct cand *next[PIPELINE_MAX_TOP_K * (STAGE_COUNT + 2)];	/* the pool, each line's, each combination's */
 	int nst = 0, n = 0, nnext = 0, ncombos = 0, npool = p->npool;
 
 	memset(lines, 0, sizeof(lines));

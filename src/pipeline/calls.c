@@ -38,6 +38,18 @@ void pipe_progress(struct pipe *p, const char *stage, const char *fmt, ...)
 	p->env->progress(p->env->progress_ctx, stage, text);
 }
 
+/* A wait outranks an infrastructure stop (the reply may come, and the task
+ * goes on where it stopped), which outranks a spent budget. */
+const struct stop_cause_info stop_causes[STOP_CAUSE_COUNT] = {
+	[STOP_NONE] = { NULL, 0, 0 },
+	[STOP_BUDGET] = { "budget", 0, 1 },
+	[STOP_LLM] = { "llm", 1, 2 },
+	[STOP_WORKER] = { "worker", 1, 2 },
+	[STOP_NO_MEMORY] = { "memory", 1, 2 },
+	[STOP_STORE] = { "store", 1, 2 },
+	[STOP_WAITING] = { "waiting", 0, 3 },
+};
+
 /* ---- decisions ---- */
 
 /* Records a decision of kind `k` with its fields (stolen; NULL: none). */
@@ -119,4 +131,20 @@ int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, cons
 int pipe_calls_per_step(const struct pipe *p)
 {
 	return p->o->single_agent ? 1 : 2;
+}
+
+/* The run store refused a write: the task stops here, as an infrastructure
+ * failure (what it would do next could not be recorded). 1 when it did. */
+int pipe_store_broken(struct pipe *p)
+{
+	const char *e = p->env->store_rec ? recorder_store_error(p->env->store_rec) : NULL;
+	if (!e)
+		return 0;
+	if (p->out->stop_cause != STOP_STORE) {
+		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "stopped: the run store cannot be written: %s",
+			 e);
+		p->out->stop_cause = STOP_STORE;
+		p->stop = 1;
+	}
+	return 1;
 }

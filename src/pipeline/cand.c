@@ -46,22 +46,6 @@ static void eval_progress(void *arg, const char *step_text, double elapsed_s)
 			 beat_seconds(&ev->beat));
 }
 
-/* The run store refused a write: the task stops here, as an infrastructure
- * failure (what it would do next could not be recorded). 1 when it did. */
-int pipe_store_broken(struct pipe *p)
-{
-	const char *e = p->env->store_rec ? recorder_store_error(p->env->store_rec) : NULL;
-	if (!e)
-		return 0;
-	if (p->out->stop_cause != STOP_STORE) {
-		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "stopped: the run store cannot be written: %s",
-			 e);
-		p->out->stop_cause = STOP_STORE;
-		p->stop = 1;
-	}
-	return 1;
-}
-
 /* Evaluates c's source; NULL (and p->stop) on an infrastructure failure. */
 static json_t *evaluate(struct pipe *p, const struct cand *c)
 {
@@ -245,4 +229,53 @@ int pipe_timing_confirmed(struct pipe *p, struct cand *c)
 	c->valid = 0;
 	c->ms = INFINITY;
 	return 0;
+}
+
+int pipeline_faster(double new_ms, double new_cv, double old_ms, double old_cv, int iters)
+{
+	double n = iters > 1 ? iters : 1;
+	double se_new = 1.2533 * new_cv / sqrt(n), se_old = 1.2533 * old_cv / sqrt(n);
+	double margin = 2 * sqrt(se_new * se_new + se_old * se_old);
+	if (margin < 0.02 || isnan(margin))
+		margin = 0.02;
+	return isfinite(new_ms) && new_ms < old_ms * (1 - margin);
+}
+
+int pipeline_timing_plausible(double kernel_ms, const json_t *profile, double *ncu_ms)
+{
+	double ns = json_is_true(json_object_get(profile, "available"))
+			    ? json_num(json_object_get(profile, "aggregate"), "duration_ns") : NAN;
+	*ncu_ms = ns / 1e6;
+	if (isnan(*ncu_ms) || *ncu_ms <= 0 || !isfinite(kernel_ms))
+		return 1;
+	return *ncu_ms <= 1.25 * kernel_ms + 0.010;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct cand *x = *(struct cand *const *)a, *y = *(struct cand *const *)b;
+	return x->ms < y->ms ? -1 : x->ms > y->ms;
+}
+
+/* Keeps the K fastest valid candidates of `list` in the pool. */
+void pipe_set_pool(struct pipe *p, struct cand **list, int n)
+{
+	qsort(list, (size_t)n, sizeof(*list), by_time);
+	p->npool = 0;
+	for (int i = 0; i < n && p->npool < p->o->top_k && p->npool < PIPELINE_MAX_TOP_K; i++)
+		if (list[i]->valid && (i == 0 || list[i] != list[i - 1]))
+			p->pool[p->npool++] = list[i];
+}
+
+void pipe_stage_row(struct pipe *p, const struct stage *st)
+{
+	const json_t *b = p->env->baseline;
+	double ms = p->npool ? p->pool[0]->ms : NAN;
+	json_t *row = json_pack("{s:s, s:s}", "stage", st->name, "title", st->title);
+	json_object_set_new(row, "kernel_ms", isnan(ms) ? json_null() : json_real(ms));
+	json_object_set_new(row, "candidate", p->npool ? json_string(p->pool[0]->id) : json_null());
+	json_object_set_new(row, "speedup_eager", b && !isnan(ms) ? json_real(json_num(b, "eager_ms") / ms) : json_null());
+	json_object_set_new(row, "speedup_compile",
+			    b && !isnan(ms) && !isnan(json_num(b, "compile_ms")) ? json_real(json_num(b, "compile_ms") / ms) : json_null());
+	json_array_append_new(p->out->stage_rows, row);
 }

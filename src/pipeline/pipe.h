@@ -84,56 +84,60 @@ void branch_start(struct pipe *b, void (*fn)(struct pipe *b, void *arg), void *a
 void branch_wait(struct pipe *b);
 
 /*
- * The pipeline's phases, each in its own file, and what they share. A
- * candidate is made (pipe_new_cand), validated with its repairs
- * (pipe_validate), profiled when it is valid and timed (pipe_profile), and
- * each step and decision is recorded (pipe_step, pipe_decide); pipeline.c
- * runs the phases in order.
+ * The pipeline's phases, each in its own file, in layers: each file calls
+ * only into the ones listed before it. calls.c asks the agents and records
+ * decisions and stops; cand.c makes a candidate (pipe_new_cand), validates
+ * it with its repairs (pipe_validate), profiles it (pipe_profile), records
+ * its step (pipe_step) and keeps the pool; improve.c makes one improvement
+ * step; seed.c and tune.c run their stages with it; pipeline.c runs the
+ * stages in order.
  */
 
 /* ---- calls.c: the agents, decisions and stops ---- */
 
 /* A progress line of the task's stage (the run's display). */
 void pipe_progress(struct pipe *p, const char *stage, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records a decision of kind `k` with its fields (stolen; NULL: none). */
 void pipe_decide(struct pipe *p, const char *stage, enum decision_kind k, json_t *fields);
+/* {"candidate": ID}: the fields of a decision about one candidate. */
 json_t *pipe_about(const char *candidate);
+/* The code agent's kernel (owned) or NULL, and the JSON reply of a profile
+ * or debug agent (owned) or NULL; `oc` says what became of the call. */
 char *pipe_code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v, const char *stage,
-		const char *candidate, enum agent_outcome *oc);
+		     const char *candidate, enum agent_outcome *oc);
 json_t *pipe_json_call(struct pipe *p, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
-		const char *stage, const char *candidate, enum agent_outcome *oc);
+		       const char *stage, const char *candidate, enum agent_outcome *oc);
+/* After an agent gave nothing usable: 1 when the task stops here. */
 int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, const char *subject);
+/* The run store refused a write: the task stops (STOP_STORE); 1 when it did. */
+int pipe_store_broken(struct pipe *p);
 /* The LLM calls one improvement step makes: the profile agent's plan and
  * the code agent's kernel, or one call of the single agent. */
 int pipe_calls_per_step(const struct pipe *p);
 
-/* ---- cand.c: a candidate evaluated, profiled, validated ---- */
+/* ---- cand.c: a candidate made, validated, profiled, recorded; the pool ---- */
 
-int pipe_store_broken(struct pipe *p);
-json_t *pipe_profile(struct pipe *p, struct cand *c);
 struct cand *pipe_new_cand(struct pipe *p, const char *id, const char *parent, const char *stage, char *source);
-void pipe_step(struct pipe *p, const struct cand *c, const char *kind, int accepted_known, int accepted,
-		const char *note);
 void pipe_validate(struct pipe *p, struct cand *c, int repairs, const char *kind);
+json_t *pipe_profile(struct pipe *p, struct cand *c);
 int pipe_timing_confirmed(struct pipe *p, struct cand *c);
-
-/* ---- seed.c: the seed stage ---- */
-
-void pipe_run_seeds(struct pipe *p, int *seeds_at_sol);
+void pipe_step(struct pipe *p, const struct cand *c, const char *kind, int accepted_known, int accepted,
+	       const char *note);
+/* The pool: the valid candidates of `list`, fastest first, at most top_k. */
+void pipe_set_pool(struct pipe *p, struct cand **list, int n);
+/* The stage's row of the table: its best kernel's time and speedups. */
+void pipe_stage_row(struct pipe *p, const struct stage *st);
 
 /* ---- improve.c: one improvement step ---- */
 
 struct cand *pipe_judge(struct pipe *p, const struct stage *st, const struct cand *parent, const char *id,
-		char *src, const char *plan);
+			char *src, const char *plan);
 struct cand *pipe_improve(struct pipe *p, const struct stage *st, struct cand *parent, const char *id);
 
-/* ---- tune.c: the tuning stages ---- */
+/* ---- seed.c and tune.c: the stages ---- */
 
+void pipe_run_seeds(struct pipe *p, int *seeds_at_sol);
 void pipe_run_tuning(struct pipe *p, const struct stage *st);
 void pipe_run_tuning_together(struct pipe *p);
-
-/* ---- pipeline.c: the pool and the speed of light ---- */
-
-void pipe_set_pool(struct pipe *p, struct cand **list, int n);
-void pipe_stage_row(struct pipe *p, const struct stage *st);
 
 #endif

@@ -10,11 +10,6 @@
 #include "../eval/eval.h"
 #include "../store/record.h"
 
-/* The most seeds and the most candidates kept through a stage a run may
- * ask for (--seeds, --top-k): the pipeline's arrays are sized by them. */
-#define PIPELINE_MAX_SEEDS 16
-#define PIPELINE_MAX_TOP_K 8
-
 struct pipeline_opts {
 	int seeds;		/* S structurally different seeds (2; 1 with --no-multi-seed) */
 	int seed_repairs;	/* repairs per seed (3) */

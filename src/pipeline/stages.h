@@ -18,6 +18,11 @@ enum stage_id {
 	STAGE_COUNT,
 };
 
+/* The most seeds and the most candidates kept through a stage a run may
+ * ask for (--seeds, --top-k): the pipeline's arrays are sized by them. */
+#define PIPELINE_MAX_SEEDS 16
+#define PIPELINE_MAX_TOP_K 8
+
 struct stage {
 	enum stage_id id;
 	const char *name;		/* "seed", "refine", "mapping", "tiling", "memory" */

@@ -27,20 +27,7 @@ row() { # row NAME SPEC INPUTS KWARGS
 	"$EGG" compose "$prog" "$d" -o "$d/identity.py" --keep-torch >/dev/null 2>"$d.compose.err" || {
 		echo "| $name | compose failed: $(tail -1 "$d.compose.err") |" >>"$out/matrix.md"; return; }
 	timeout 300 "$EGG" eval --device cuda --allow-torch --json "${EV[@]}" "$prog" "$d/identity.py" >"$d.eval.json" 2>"$d.eval.err"
-	python3 - "$name" "$d.split.json" "$d.eval.json" "$t0" "$t1" >>"$out/matrix.md" <<'PY'
-import json, sys
-name, split, ev, t0, t1 = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
-try:
-    ev = json.load(open(ev))
-except Exception:
-    ev = {}
-subs = [s for s in split["subgraphs"] if not s.get("glue")]
-firsts = sorted((s.get("task_share") or 0 for s in subs if s.get("occurrences")), reverse=True)
-fmt = lambda v, f="%.3f": f % v if isinstance(v, (int, float)) else "-"
-print(f"| {name} | {len(subs)} | {len(firsts)} | {100 * sum(firsts[:5]):.1f}% | {ev.get('verdict', '-')} "
-      f"{(ev.get('reason') or '')[:80]} | {fmt(split.get('eager_ms'))} | {fmt(ev.get('eager_ms'))} | "
-      f"{fmt(ev.get('compile_ms'))} | {t1 - t0:.0f} s |")
-PY
+	python3 bench/matrix_row.py "$name" "$d.split.json" "$d.eval.json" "$t0" "$t1" --error reason >>"$out/matrix.md"
 }
 layout() { # ConvNeXt-T's largest distinct tasks: in their task and in the program
 	local d=$out/convnext

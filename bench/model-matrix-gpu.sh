@@ -64,7 +64,7 @@ PY
 for r in "$@"; do
 	case $r in
 	llama1b) row llama1b "$M/decoders.py:llama" 4x1024:int64:32000 '{"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 2048}' ;;
-	t5small) row t5small "$M/decoders.py:t5" 8x512:int64:32128,8x512:int64:32128 '{"d_model": 512, "d_ff": 2048, "num_layers": 6, "num_heads": 8, "d_kv": 64, "vocab_size": 32128}' ;;
+	t5small) row t5small "$M/decoders.py:t5" input_ids=8x512:int64:32128,decoder_input_ids=8x512:int64:32128 '{"d_model": 512, "d_ff": 2048, "num_layers": 6, "num_heads": 8, "d_kv": 64, "vocab_size": 32128}' ;;
 	bertbase) row bertbase "$M/decoders.py:bert" 32x512:int64:30522 '{"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12, "vocab_size": 30522}' ;;
 	convnext) row convnext torchvision.models:convnext_tiny 32x3x224x224 '{}' ;;
 	swint) row swint torchvision.models:swin_t 32x3x224x224 '{}' ;;

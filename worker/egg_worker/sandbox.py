@@ -119,6 +119,17 @@ def _mount_setattr(path: str, set_: int, clear: int, recursive: bool) -> None:
 
 # ---- small process-wide settings, also used by the trusted side ----
 
+def give_to_nobody(folder: str, parent: str) -> None:
+    """Hands `folder` and everything in it to nobody (the candidate's user
+    once privileges are dropped), and lets nobody pass through `parent`
+    (searchable, not listable) to reach it."""
+    for root, dirs, files in os.walk(folder):
+        for n in dirs + files:
+            os.chown(os.path.join(root, n), NOBODY, NOBODY)
+    os.chown(folder, NOBODY, NOBODY)
+    os.chmod(parent, 0o711)
+
+
 def scrub_environment() -> None:
     """Remove every variable that looks like a credential."""
     for name in list(os.environ):

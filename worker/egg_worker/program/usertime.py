@@ -27,16 +27,16 @@ import time
 
 import torch
 
-from .. import progress
+from .. import progress, sandbox
 from ..children import spawn
 from ..failures import InfraError, lost_if_killed
 from ..locks import device_lock, occupancy
 from ..logs import exception_log, trim
 from ..messages import Cmd, Event
 from ..proto import ChannelClosed, Deadline
-from ..protocol.candidate import _enter_sandbox
+from ..protocol.candidate import enter_sandbox
 from ..protocol.inputs import trial_inputs
-from ..protocol.reference import _setup
+from ..protocol.reference import setup_process
 from ..protocol.timing import Timer, stats
 from ..taskload import build, init_inputs, load_module, load_task
 
@@ -72,12 +72,12 @@ def child(ch, job: dict) -> None:
     dropin = job["side"] == "dropin"
     try:
         if dropin:
-            _enter_sandbox(job)
+            enter_sandbox(job)
             device = torch.device(job["device"])
             if device.type == "cpu":
                 torch.set_num_threads(job["cpu_threads"])
         else:
-            device = _setup(job, "usertime")
+            device = setup_process(job, "usertime")
         task = load_task(job["task_path"], "egg_usertime_task")
         init = init_inputs(task)
         model = build(task.Model, init, job["weight_seed"], device).to(device)
@@ -123,11 +123,7 @@ def _side(ctx: dict, job: dict, side: str, scratch: str, seeds: dict, deadline: 
     with open(kernel_path, "w") as f:
         f.write(job["kernel_source"] if side == "dropin" else "")
     if side == "dropin" and ctx.get("drop_privileges"):
-        for root, dirs, files in os.walk(home):
-            for n in dirs + files:
-                os.chown(os.path.join(root, n), 65534, 65534)
-        os.chown(home, 65534, 65534)
-        os.chmod(scratch, 0o711)
+        sandbox.give_to_nobody(home, scratch)
     c_job = dict(seeds, side=side, device=job["device"], precision=job["precision"], task_path=task_path,
                  kernel_path=kernel_path, scratch=scratch, l2_bytes=ctx["l2_bytes"].get(job["device"], 0),
                  cpu_threads=ctx["cpu_threads"], warmup=job["warmup"], iters=job["iters"],

@@ -112,7 +112,7 @@ def candidate_code(stage: str):
         raise Failure(stage, _first_line(e), exception_log(e)) from None
 
 
-def _enter_sandbox(job: dict) -> dict:
+def enter_sandbox(job: dict) -> dict:
     """Confine the process (sandbox.confine), then make its scratch folder
     its home: caches and temporary files go there."""
     home = os.path.dirname(job["kernel_path"])
@@ -182,7 +182,7 @@ def run(ch: Channel, job: dict, region: Region, sock=None) -> None:
     note_start()
     try:
         with harness("sandbox", "load"):
-            facts = _enter_sandbox(job)
+            facts = enter_sandbox(job)
             device = torch.device(job["device"])
             if device.type == "cpu":
                 torch.set_num_threads(job["cpu_threads"])

@@ -69,11 +69,7 @@ class Scratch:
             with open(self.cand_task_path, "w") as f:
                 f.write(job["task_source"])
             if ctx.get("drop_privileges"):
-                for root, dirs, files in os.walk(cand_dir):
-                    for n in dirs + files:
-                        os.chown(os.path.join(root, n), 65534, 65534)
-                os.chown(cand_dir, 65534, 65534)
-                os.chmod(self.path, 0o711)
+                sandbox.give_to_nobody(cand_dir, self.path)
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)

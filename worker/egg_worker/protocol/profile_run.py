@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from .candidate import Failure, HarnessError, _enter_sandbox, _load
+from .candidate import Failure, HarnessError, _load, enter_sandbox
 from .guards import apply_precision
 from .inputs import fresh_like, trial_inputs
 
@@ -18,7 +18,7 @@ def main(argv: list[str]) -> int:
     with open(argv[0]) as f:
         job = json.load(f)
     os.dup2(2, 1)  # keep ncu's report on stdout clean of anything we print
-    _enter_sandbox(job)
+    enter_sandbox(job)
     device = torch.device(job["device"])
     apply_precision(job["precision"])
     try:

@@ -42,7 +42,10 @@ def _is_oom(e: BaseException) -> bool:
     return isinstance(e, RuntimeError) and ("out of memory" in str(e) or "can't allocate memory" in str(e))
 
 
-def _setup(job: dict, subdir: str) -> torch.device:
+def setup_process(job: dict, subdir: str) -> torch.device:
+    """A trusted process (the reference, a baseline, the user's clock): its
+    environment scrubbed, only its GPU visible, its caches in `subdir` of
+    the job's scratch folder, and the job's precision settings."""
     note_start()
     sandbox.scrub_environment()
     sandbox.only_gpu(job)
@@ -341,7 +344,7 @@ def run(ch: Channel, job: dict, region: Region, sock=None) -> None:
     """Entry point of the reference process. `sock`: its end of the pair on
     which it sends the candidate a device region (devregion.py), or None."""
     try:
-        device = _setup(job, "ref")
+        device = setup_process(job, "ref")
         task, model = _build(job, device)
         ch.send({"event": Event.LOADED})
         ref = Reference(job, device, task, model, region, sock)
@@ -420,7 +423,7 @@ def baseline(ch: Channel, job: dict) -> None:
     """Entry point of the baseline process: eager and torch.compile timings
     with the same loop and precision as candidates."""
     try:
-        device = _setup(job, "baseline")
+        device = setup_process(job, "baseline")
         task, model = _build(job, device)
         timer = Timer(device, job["l2_bytes"], job["clock"])
         base = trial_inputs(task, job["base_seed"], 0, device, "task")

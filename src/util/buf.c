@@ -158,7 +158,9 @@ int buf_add_size(struct buf *b, double bytes)
 		return buf_addf(b, "%.2f GB", bytes / 1e9);
 	if (bytes >= 1e6)
 		return buf_addf(b, "%.1f MB", bytes / 1e6);
-	return buf_addf(b, "%.1f KB", bytes / 1e3);
+	if (bytes >= 1e3)
+		return buf_addf(b, "%.1f KB", bytes / 1e3);
+	return buf_addf(b, "%.0f bytes", bytes);
 }
 
 const char *buf_str(const struct buf *b)

@@ -33,7 +33,7 @@ int buf_addc(struct buf *b, char c);
 int buf_addf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int buf_vaddf(struct buf *b, const char *fmt, va_list ap);
-/* A size in bytes in the unit that shows it: "49.2 KB", "3.1 MB", "1.00 GB". */
+/* A size in bytes in the unit that shows it: "512 bytes", "49.2 KB", "3.1 MB", "1.00 GB". */
 int buf_add_size(struct buf *b, double bytes);
 /* Returns the contents ("" when empty), never NULL; borrowed. */
 const char *buf_str(const struct buf *b);

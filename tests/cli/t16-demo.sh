@@ -6,11 +6,15 @@
 # than eager (interpreter times). The page is rendered in headless Chromium.
 . "$(dirname "$0")/../lib.sh"
 
+# How long the demo takes depends on the machine: printed as a figure; the
+# generous timeout guards against a hang only (the demo takes about 30 s on
+# a 2-core machine).
 t0=$(date +%s)
-EGG_API_KEY= OPENAI_API_KEY= EGG_BIN=$EGG bash "$SRC/scripts/demo.sh" "$TMP/demo" >"$OUT" 2>"$ERR"
+EGG_API_KEY= OPENAI_API_KEY= EGG_BIN=$EGG timeout 900 bash "$SRC/scripts/demo.sh" "$TMP/demo" >"$OUT" 2>"$ERR"
 rc=$?
 t1=$(date +%s)
-check "the demo ends with exit 0 ($rc) in under two minutes ($((t1 - t0)) s)" test $rc -eq 0 -a $((t1 - t0)) -lt 120
+echo "# the demo took $((t1 - t0)) s"
+check "the demo ends with exit 0 ($rc), not stopped by the hang guard" test $rc -eq 0
 expect_err "Algorithmic refinement" "the stage table is printed"
 expect_err "slower than PyTorch eager: keep PyTorch .*Triton's interpreter" "a result slower than eager is said to be so"
 expect_out "^model scripted-demo; devices cpu; CPU timings \(Triton interpreter\)" "the text report names model, device and timing"

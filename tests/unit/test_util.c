@@ -35,6 +35,17 @@ static void test_buf(void)
 	CHECK(buf_adds(&b, "6") == -1, "a buf refuses to grow past its cap");
 	CHECK_STR(buf_str(&b), "12345", "a refused add leaves the contents unchanged");
 	buf_release(&b);
+
+	b = (struct buf)BUF_INIT;
+	buf_add_size(&b, 512);
+	buf_adds(&b, ", ");
+	buf_add_size(&b, 49152);
+	buf_adds(&b, ", ");
+	buf_add_size(&b, 3.1e6);
+	buf_adds(&b, ", ");
+	buf_add_size(&b, 1e9);
+	CHECK_STR(buf_str(&b), "512 bytes, 49.2 KB, 3.1 MB, 1.00 GB", "sizes in the unit that shows them, bytes under 1 KB");
+	buf_release(&b);
 }
 
 static void test_strvec(void)

@@ -117,6 +117,26 @@ elif what == "compile":
         out = torch.compile(new)(*xs)
     assert torch.allclose(want, out, atol=1e-5), (want - out).abs().max()
     assert len(calls) > n, "the compiled drop-in did not run egg's kernel"
+elif what == "two":
+    # Two drop-ins in one process: each compiled forward runs its own
+    # kernel instance (the operator is shared; the call names its owner).
+    import torch._dynamo
+    other = composed.ModelNew(*prog.get_init_inputs())
+    other.load_state_dict(ref.state_dict())
+    other.eval()
+    mine = []
+    for task in {id(p._egg_task): p._egg_task for p in other._egg_parts if hasattr(p, "_egg_task")}.values():
+        run = task.run
+        task.run = lambda a, b, run=run: mine.append(1) or run(a, b)
+    torch._dynamo.reset()
+    n = len(calls)
+    with torch.no_grad():
+        out = torch.compile(new)(*xs)
+        assert len(calls) > n and not mine, ("the first drop-in ran the other's kernel", len(calls) - n, len(mine))
+        n = len(calls)
+        out2 = torch.compile(other)(*xs)
+        assert mine and len(calls) == n, ("the second drop-in ran the first's kernel", len(calls) - n, len(mine))
+    assert torch.allclose(want, out, atol=1e-5) and torch.allclose(want, out2, atol=1e-5)
 print("ok")
 PY
 check "each occurrence runs the one kernel instance of its task, on its own weights" \
@@ -129,6 +149,8 @@ run_egg compose "$P/small_cnn.py" "$TMP/cnn" -o "$TMP/cnn_k.py" --keep-torch
 expect_rc 0 "compose the small CNN with a Triton kernel for its classifier"
 check "torch.compile traces the drop-in with no graph break (torch._dynamo.explain) and runs egg's kernel" \
 	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/small_cnn.py" "$TMP/cnn_k.py" compile
+check "two drop-ins in one process, compiled: each runs its own kernel instance" \
+	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/small_cnn.py" "$TMP/cnn_k.py" two
 
 # --- egg's own code is not judged as a model's: the identity composition (a
 # model spec's program, so both of egg's runtimes are in it) gets no static

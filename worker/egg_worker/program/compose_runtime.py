@@ -22,9 +22,11 @@
 
 # ---- egg compose: the parts of the program and how they are put together ----
 import hashlib as _egg_hashlib
+import itertools as _egg_itertools
 import linecache as _egg_linecache
 import sys as _egg_sys
 import types as _egg_types
+import weakref as _egg_weakref
 
 import torch as _egg_torch
 
@@ -128,7 +130,11 @@ class _EggKernelTask:
             self.reference = _egg_source_module(spec["reference"]).Model()
         self.reference_keys = list(spec["params"])
         self.layouts = [l["stride"] if l else None for l in spec.get("output_layouts") or []]
-        self.op = _egg_define_op(index, self)
+        # Its number among every ModelNew's tasks in this process: the
+        # operator, one per distinct task, runs the instance of the caller.
+        self.owner = next(_egg_owner_numbers)
+        _egg_owners[self.owner] = self
+        self.op = _egg_op(index)
 
     def run(self, xs, tensors):
         for (held, name), t in zip(self.slots, tensors):
@@ -170,19 +176,32 @@ def _egg_op_namespace():
     return _egg_namespace[0]
 
 
-def _egg_define_op(index, task):
-    """The kernel as a PyTorch custom operator: an opaque call to
+_egg_ops = {}
+_egg_owners = _egg_weakref.WeakValueDictionary()
+_egg_owner_numbers = _egg_itertools.count()
+
+
+def _egg_op(index):
+    """Task `index`'s kernel as a PyTorch custom operator: an opaque call to
     torch.compile (Inductor compiles the program around it, CUDA graphs
-    capture it), its outputs' shapes and layouts from the task's fake."""
-    def kernel(xs: list[_egg_torch.Tensor], tensors: list[_egg_torch.Tensor]) -> list[_egg_torch.Tensor]:
-        outs = task.run(xs, tensors)
+    capture it), its outputs' shapes and layouts from the task's fake.
+    Defined once per process: every ModelNew of this file shares it, and
+    the call's `owner` says whose kernel instance runs (its device, its
+    mode), as a constant of each instance's compiled graph."""
+    op = _egg_ops.get(index)
+    if op is not None:
+        return op
+
+    def kernel(xs: list[_egg_torch.Tensor], tensors: list[_egg_torch.Tensor], owner: int) -> list[_egg_torch.Tensor]:
+        outs = _egg_owners[owner].run(xs, tensors)
         # An operator's outputs may not alias its inputs: a kernel that
         # returns one of them (or a view) gets a copy here.
         held = {t.untyped_storage().data_ptr() for t in list(xs) + list(tensors) if t.numel()}
         return [o.clone() if o.numel() and o.untyped_storage().data_ptr() in held else o for o in outs]
 
     op = _egg_torch.library.custom_op("%s::task%d" % (_egg_op_namespace(), index), kernel, mutates_args=())
-    op.register_fake(lambda xs, tensors: task.fake(xs, tensors))
+    op.register_fake(lambda xs, tensors, owner: _egg_owners[owner].fake(xs, tensors))
+    _egg_ops[index] = op
     return op
 
 
@@ -213,7 +232,7 @@ class _EggKernelPart(nn.Module):
 
     def forward(self, *xs):
         if _egg_torch.compiler.is_compiling():
-            outs = self._egg_task.op(list(xs), self._egg_list)
+            outs = self._egg_task.op(list(xs), self._egg_list, self._egg_task.owner)
         else:
             outs = self._egg_task.run(xs, self._egg_list)
         return outs[0] if self._egg_single else tuple(outs)

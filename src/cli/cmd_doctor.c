@@ -327,6 +327,30 @@ static json_t *calibration(const struct cmd_ctx *ctx)
 	return out;
 }
 
+/* One line per measured scheme of the practical bound: its rate, the kernel
+ * that gave it, and what it is measured against: cuBLAS's rate for the
+ * same product (tf32, bf16), or a third of cuBLAS's TF32 rate for the
+ * fp32-accurate schemes (three TF32 passes: their arithmetic limit). */
+static void print_practical_schemes(const json_t *p)
+{
+	const json_t *rates = json_object_get(p, "flops_s"), *cublas = json_object_get(p, "cublas_flops_s");
+	for (size_t i = 0; i < eval_npractical_schemes; i++) {
+		const struct eval_practical_scheme *s = &eval_practical_schemes[i];
+		double r = json_num(rates, s->key), ref;
+		int tc = !strcmp(s->key, "tf32") || !strcmp(s->key, "bf16");
+		if (!(r > 0))
+			continue;
+		printf("practical:     %-16s %6.1f TFLOP/s (%s)", s->short_words, r / 1e12,
+		       str_or(json_object_get(p, "kernels"), s->key, "kernel not recorded"));
+		ref = tc ? json_num(cublas, s->key) : json_num(cublas, "tf32") / 3;
+		if (ref > 0)
+			printf(", %.0f%% of %s (%.1f)", 100 * r / ref, tc ? "cuBLAS" : "a third of cuBLAS's TF32", ref / 1e12);
+		if (tc)
+			printf("%s", eval_practical_is_bound(p, s->key) ? ": a bound" : ": not a bound (the prompts give the peak)");
+		printf("\n");
+	}
+}
+
 static void print_calibration(const json_t *c)
 {
 	const json_t *m = json_object_get(c, "measured"), *p = json_object_get(m, "practical"),
@@ -353,6 +377,7 @@ static void print_calibration(const json_t *c)
 		       str_or(p, "fp32_best", "?"));
 	else
 		printf("%s\n", p ? "no scheme could be measured" : "measured on a GPU only (the interpreter's times say nothing)");
+	print_practical_schemes(p);
 	json_object_foreach((json_t *)json_object_get(p, "errors"), scheme, e)
 		printf("practical:     %s failed: %s\n", scheme, json_string_value(e));
 }

@@ -38,17 +38,29 @@ const struct eval_practical_scheme eval_practical_schemes[] = {
 };
 const size_t eval_npractical_schemes = sizeof(eval_practical_schemes) / sizeof(eval_practical_schemes[0]);
 
+int eval_practical_is_bound(const json_t *practical, const char *key)
+{
+	double rate = json_num(json_object_get(practical, "flops_s"), key);
+	double cublas = json_num(json_object_get(practical, "cublas_flops_s"), key);
+	if (!(rate > 0))
+		return 0;
+	if (strcmp(key, "tf32") && strcmp(key, "bf16"))
+		return 1;
+	return cublas > 0 && rate >= EVAL_PRACTICAL_MIN_SHARE * cublas;
+}
+
 /* The practical rate for the roofline's peak: what egg's own Triton matrix
  * product reached at calibration in that precision (the calibration's
  * "practical": worker/egg_worker/device/practical.py), the fastest
  * fp32-accurate scheme for fp32; NAN when there is none (int8, a
- * calibration without it). *scheme names it. */
+ * calibration without it) or it is no bound (eval_practical_is_bound).
+ * *scheme names it. */
 static double practical_rate(const json_t *cal, const char *peak, const char **scheme)
 {
 	const json_t *p = json_object_get(cal, "practical"), *rates = json_object_get(p, "flops_s");
 	*scheme = !strcmp(peak, "bf16") ? "bf16" : !strcmp(peak, "tf32") ? "tf32" : !strncmp(peak, "fp32", 4)
 		  ? json_string_value(json_object_get(p, "fp32_best")) : NULL;
-	return *scheme ? json_num(rates, *scheme) : NAN;
+	return *scheme && eval_practical_is_bound(p, *scheme) ? json_num(rates, *scheme) : NAN;
 }
 
 /* The roofline bound of a baseline's work: max(compute, memory). The

@@ -28,6 +28,15 @@ struct eval_practical_scheme {
 extern const struct eval_practical_scheme eval_practical_schemes[];
 extern const size_t eval_npractical_schemes;
 
+/* A tensor-core scheme's practical rate (tf32, bf16) is a bound only at
+ * EVAL_PRACTICAL_MIN_SHARE of cuBLAS's rate for the same product or more
+ * (the calibration's "cublas_flops_s"): a weaker kernel of egg's own would
+ * tell the model to stop where the hardware has more to give. The
+ * fp32-accurate schemes have no cuBLAS counterpart and are always stated.
+ * 1 when `key`'s rate in `practical` may be stated as a bound. */
+#define EVAL_PRACTICAL_MIN_SHARE 0.8
+int eval_practical_is_bound(const json_t *practical, const char *key);
+
 /* Appends what a roofline bound is made of, in the words every surface
  * uses (egg eval, the profile agent's prompt): "memory-bound: 190.0 MB at
  * 4.50 TB/s" or "compute-bound: 275 GFLOP at 784.4 TFLOP/s bf16" (int8

@@ -76,6 +76,9 @@ def main() -> int:
             if os.environ.get("FAKEWORKER_PRACTICAL"):
                 res["practical"] = {"flops_s": {"fp32_ieee": 4e12, "fp32_tf32x3": 5e12, "fp32_presplit": 4.5e12,
                                                 "tf32": 8e12, "bf16": 5e13},
+                                    "kernels": {"fp32_ieee": "pointer 128x128x32, 8 warps, 3 stages",
+                                                "tf32": "tma 128x256x32, 8 warps, 3 stages"},
+                                    "cublas_flops_s": {"tf32": 9e12, "bf16": 1e14},
                                     "fp32_best": "fp32_tf32x3", "size": 4096, "method": "fake"}
         elif op == "profile" and os.environ.get("FAKEWORKER_PROFILE_NS"):
             ns = int(os.environ["FAKEWORKER_PROFILE_NS"])

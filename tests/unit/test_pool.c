@@ -191,6 +191,35 @@ static void test_roofline(void)
 	json_decref(cal);
 }
 
+/* The practical bound beside the roofline: a tensor-core scheme's rate only
+ * where egg's kernel reached 80% of cuBLAS's for the same product. */
+static void test_practical_bound(void)
+{
+	json_t *cal = json_pack("{s:f, s:f, s:f, s:f, s:{s:{s:f, s:f}, s:{s:f, s:f}, s:i}}", "bandwidth_bytes_s", 4e12,
+				"fp32_flops_s", 50e12, "tf32_flops_s", 400e12, "bf16_flops_s", 800e12, "practical",
+				"flops_s", "bf16", 500e12, "tf32", 330e12, "cublas_flops_s", "bf16", 780e12, "tf32",
+				400e12, "size", 4096);
+	json_t *b = json_pack("{s:f, s:{s:f, s:f, s:b}}", "eager_ms", 10.0, "work", "flops", 8e12, "bytes", 1e9, "half",
+			      1);
+	const json_t *p = json_object_get(cal, "practical");
+	CHECK(!eval_practical_is_bound(p, "bf16") && eval_practical_is_bound(p, "tf32") &&
+	      !eval_practical_is_bound(p, "fp32_ieee"), "bf16 at 64%% of cuBLAS is no bound, tf32 at 82%% is; "
+	      "a scheme not measured is none");
+	eval_attach_roofline(b, cal, "fp32");
+	CHECK(!json_object_get(b, "practical_ms") && fabs(json_number_value(json_object_get(b, "roofline_ms")) - 10.0) < 1e-9,
+	      "a bf16 task: the peak's 10 ms and no practical bound from a kernel at 64%% of cuBLAS");
+	json_object_set_new(json_object_get(p, "flops_s"), "bf16", json_real(640e12));
+	eval_attach_roofline(b, cal, "fp32");
+	CHECK(fabs(json_number_value(json_object_get(b, "practical_ms")) - 12.5) < 1e-9,
+	      "at 82%% of cuBLAS (640 TFLOP/s) the practical bound is stated: 12.5 ms");
+	json_object_del((json_t *)p, "cublas_flops_s");
+	json_object_del(b, "practical_ms");
+	eval_attach_roofline(b, cal, "fp32");
+	CHECK(!json_object_get(b, "practical_ms"), "without cuBLAS's figure to compare, no tensor-core bound is stated");
+	json_decref(b);
+	json_decref(cal);
+}
+
 /* A Slurm GPU worker asks for --gpus=1, unless the site's srun arguments ask
  * for GPUs their own way (a shard of one, MPS, a type). */
 static void test_slurm_gpus(void)
@@ -239,5 +268,6 @@ void suite_pool(void)
 	test_need();
 	test_secrets();
 	test_roofline();
+	test_practical_bound();
 	test_slurm_gpus();
 }

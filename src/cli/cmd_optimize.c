@@ -202,37 +202,103 @@ out:
 	return code;
 }
 
-/* egg optimize: one task (or, with --split, a whole program: optimize_whole).
- * Over 100 lines: its option table alone is 25; the rest is the run's
- * setup, the table and the exit (task_exit). */
+/* The options of egg optimize of its own (the model's, the pipeline's and
+ * the evaluation's come from their tables). */
+struct optimize_args {
+	const char *output, *run_dir, *existing, *resume;
+	int table, split, max_tasks;	/* max_tasks -1: not given */
+	double min_share;		/* -1: not given */
+};
+
+/* One task through the pipeline as a run of its own (or the unfinished run
+ * of the same task and options, go_on_with): -o, the stage table and the
+ * exit code (task_exit). */
+static int optimize_task(struct cmd_ctx *ctx, struct run_opts *ro, const struct optimize_args *a, const char *task_path,
+			 const char *clock, int quiet)
+{
+	struct strvec paths = STRVEC_INIT;
+	struct run *run;
+	const struct task_state *ts;
+	json_t *result;
+	int code;
+	char *again = go_on_with(ctx, ro->config);
+	run = again ? run_resume(&ctx->cfg, ro, again) : run_open(&ctx->cfg, ro);
+	free(again);
+	strvec_push(&paths, task_path);
+	if (!run || run_add_tasks(run, &paths, a->run_dir) < 0) {
+		code = err_report();
+		goto out;
+	}
+	if (!ctx->json)
+		fprintf(stderr, "egg: optimizing '%s' on %s; run %s\n", ctx->args.v[0], ctx->device, run_id(run));
+	run_execute(run, 1, !ctx->json && !quiet ? RUN_EVENTS : RUN_QUIET);
+	ts = run_task(run, 0);
+	result = ts->result;
+	/* -o gets the kernel of a finished task only: a task that waits for
+	 * replies or stopped has a best kernel so far, not its result. */
+	if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")) && a->output &&
+	    copy_kernel(result, "final_kernel", a->output) < 0) {
+		code = err_report();
+		goto out;
+	}
+	json_object_set_new(result, "run_id", json_string(run_id(run)));
+	if ((!ctx->json || a->table) && json_object_get(result, "stages")) {
+		const json_t *eager = json_object_get(result, "eager_ms");
+		pipeline_print_table(stderr, ctx->args.v[0], ctx->device, clock, eager && !json_is_null(eager) ? result : NULL,
+				     json_object_get(result, "stages"));
+		pipeline_print_time(stderr, json_object_get(result, "time"));
+		pipeline_print_usage(stderr, json_object_get(result, "usage"));
+	}
+	code = task_exit(ctx, run);
+	if (ctx->json)
+		cmd_print_json(json_incref(result));
+	else if (code == EXIT_DONE)
+		printf("%s\n", json_string_value(json_object_get(result, "final_kernel")));
+out:
+	run_close(run);
+	strvec_clear(&paths);
+	return code;
+}
+
+/* The SHA-256 of a file's text into hex; -1 (err set) when it cannot be read. */
+static int file_sha256(const char *path, char hex[65])
+{
+	struct buf src = BUF_INIT;
+	int bad = fs_read(path, &src) < 0;
+	if (!bad)
+		hash_hex(src.data ? src.data : "", src.len, hex);
+	buf_release(&src);
+	return bad ? -1 : 0;
+}
+
+/* egg optimize: one task (optimize_task) or, with --split, a whole program
+ * (optimize_whole): the options, the program a model spec gets, and the
+ * run's configuration. */
 int cmd_optimize(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
 	struct eval_flags ef;
 	struct pipeline_flags pf;
 	struct run_opts ro = { 0 };
-	struct strvec devices = STRVEC_INIT, paths = STRVEC_INIT, all_args = STRVEC_INIT;
-	struct run *run = NULL;
-	const char *output = NULL, *run_dir = NULL, *existing = NULL, *resume = NULL;
-	int table = 0, split = 0, code;
-	double min_share = -1;	/* not given */
-	int max_tasks = -1;	/* not given */
+	struct strvec devices = STRVEC_INIT, all_args = STRVEC_INIT;
+	struct optimize_args a = { .max_tasks = -1, .min_share = -1 };
+	int code;
 	const struct opt own[] = {
-		{ "output", 'o', OPT_STRING, &output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
-		{ "run-dir", 0, OPT_STRING, &run_dir, "DIR", "run folder (default STORE/runs/RUN/TASK)" },
-		{ "table", 0, OPT_FLAG, &table, NULL, "print the stage table on stderr even with --json" },
-		{ "split", 0, OPT_FLAG, &split, NULL,
+		{ "output", 'o', OPT_STRING, &a.output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
+		{ "run-dir", 0, OPT_STRING, &a.run_dir, "DIR", "run folder (default STORE/runs/RUN/TASK)" },
+		{ "table", 0, OPT_FLAG, &a.table, NULL, "print the stage table on stderr even with --json" },
+		{ "split", 0, OPT_FLAG, &a.split, NULL,
 		  "a whole program: split it into subgraphs, optimize those worth it as one run, compose them into "
 		  "OUT.py (ModelNew) and verify it end to end" },
-		{ "min-share", 0, OPT_DOUBLE, &min_share, "F",
+		{ "min-share", 0, OPT_DOUBLE, &a.min_share, "F",
 		  "with --split: subgraphs under this share of the program's eager time stay PyTorch (default 0.02; "
 		  "0: every subgraph is optimized)" },
-		{ "max-subgraphs", 0, OPT_INT, &max_tasks, "N",
+		{ "max-subgraphs", 0, OPT_INT, &a.max_tasks, "N",
 		  "with --split: optimize at most N distinct subgraphs, largest share first (repeats count once); the "
 		  "rest stay PyTorch" },
-		{ "resume", 0, OPT_STRING, &resume, "RUN", "with --split: go on with run RUN (after a crash, or with new "
+		{ "resume", 0, OPT_STRING, &a.resume, "RUN", "with --split: go on with run RUN (after a crash, or with new "
 		  "spool replies)" },
-		{ "existing", 0, OPT_STRING, &existing, "KERNEL.py",
+		{ "existing", 0, OPT_STRING, &a.existing, "KERNEL.py",
 		  "an existing Triton kernel for the task: evaluated like a candidate, its time a third baseline "
 		  "(default: TASK.existing.py beside the task, when present)" },
 		OPT_TABLE_END,
@@ -242,8 +308,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 				       eval_flag_options(&ef, EVAL_FLAGS_PIPELINE), NULL };
 	char *written = NULL;
 	const char *task_path;
-	const struct task_state *ts;
-	json_t *result, *config = NULL;
+	json_t *config = NULL;
 	char *hint = NULL, *group = NULL, task_hash[65] = "";
 
 	eval_flags_init(&ef);
@@ -267,19 +332,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	task_path = written ? written : ctx.args.v[0];
 	if (written && !ctx.json)
 		fprintf(stderr, "egg: the program of %s is %s\n", ctx.args.v[0], written);
-	{
-		struct buf src = BUF_INIT;
-		int bad = fs_read(task_path, &src) < 0;
-		if (!bad)
-			hash_hex(src.data ? src.data : "", src.len, task_hash);
-		buf_release(&src);
-		if (bad) {
-			code = err_report();
-			goto out;
-		}
+	if (file_sha256(task_path, task_hash) < 0) {
+		code = err_report();
+		goto out;
 	}
 	strvec_push(&devices, ctx.device);
-	strvec_push(&paths, task_path);
 	hint = task_id_of(task_path, &group);
 	config = json_pack("{s:s, s:s, s:s?, s:s?, s:o}", "device", ctx.device, "task", ctx.args.v[0], "model",
 			   ctx.cfg.model, "llm_spool", ctx.cfg.llm_spool, "options", pipeline_flags_json(&pf, &ro.po, &ro.eo));
@@ -292,66 +349,24 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	ro.task_max_tokens = pf.max_tokens;
 	ro.task_max_cost = pf.max_cost;
 	ro.config = config;
-	ro.existing = existing;
-	if ((resume || min_share >= 0 || max_tasks >= 0) && !split) {
+	ro.existing = a.existing;
+	if ((a.resume || a.min_share >= 0 || a.max_tasks >= 0) && !a.split)
 		code = err_usage("--resume, --min-share and --max-subgraphs go with --split");
-		goto out;
-	}
-	if (max_tasks == 0 || max_tasks < -1) {
+	else if (a.max_tasks == 0 || a.max_tasks < -1)
 		code = err_usage("--max-subgraphs takes 1 or more (leave it out to optimize every subgraph worth it)");
-		goto out;
-	}
-	if (split) {
-		code = optimize_whole(&ctx, &ro, task_path, output, min_share, max_tasks > 0 ? max_tasks : 0, resume,
+	else if (a.split)
+		code = optimize_whole(&ctx, &ro, task_path, a.output, a.min_share, a.max_tasks > 0 ? a.max_tasks : 0, a.resume,
 				      pf.quiet);
-		goto out;
-	}
-	if (existing && !fs_exists(existing)) {
-		code = err_usage("no existing kernel '%s'", existing);
-		goto out;
-	}
-	{
-		char *again = go_on_with(&ctx, config);
-		run = again ? run_resume(&ctx.cfg, &ro, again) : run_open(&ctx.cfg, &ro);
-		free(again);
-	}
-	if (!run || run_add_tasks(run, &paths, run_dir) < 0) {
-		code = err_report();
-		goto out;
-	}
-	if (!ctx.json)
-		fprintf(stderr, "egg: optimizing '%s' on %s; run %s\n", ctx.args.v[0], ctx.device, run_id(run));
-	run_execute(run, 1, !ctx.json && !pf.quiet ? RUN_EVENTS : RUN_QUIET);
-	ts = run_task(run, 0);
-	result = ts->result;
-	/* -o gets the kernel of a finished task only: a task that waits for
-	 * replies or stopped has a best kernel so far, not its result. */
-	if (ts->status == TASK_DONE && json_is_true(json_object_get(result, "found")) && output &&
-	    copy_kernel(result, "final_kernel", output) < 0) {
-		code = err_report();
-		goto out;
-	}
-	json_object_set_new(result, "run_id", json_string(run_id(run)));
-	if ((!ctx.json || table) && json_object_get(result, "stages")) {
-		const json_t *eager = json_object_get(result, "eager_ms");
-		pipeline_print_table(stderr, ctx.args.v[0], ctx.device, ef.clock ? ef.clock : "gpu",
-				     eager && !json_is_null(eager) ? result : NULL, json_object_get(result, "stages"));
-		pipeline_print_time(stderr, json_object_get(result, "time"));
-		pipeline_print_usage(stderr, json_object_get(result, "usage"));
-	}
-	code = task_exit(&ctx, run);
-	if (ctx.json)
-		cmd_print_json(json_incref(result));
-	else if (code == EXIT_DONE)
-		printf("%s\n", json_string_value(json_object_get(result, "final_kernel")));
+	else if (a.existing && !fs_exists(a.existing))
+		code = err_usage("no existing kernel '%s'", a.existing);
+	else
+		code = optimize_task(&ctx, &ro, &a, task_path, ef.clock ? ef.clock : "gpu", pf.quiet);
 out:
-	run_close(run);
 	json_decref(config);
 	free(written);
 	free(hint);
 	free(group);
 	strvec_clear(&devices);
-	strvec_clear(&paths);
 	strvec_clear(&all_args);
 	cmd_ctx_clear(&ctx);
 	return code;

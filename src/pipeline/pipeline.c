@@ -111,10 +111,73 @@ static json_t *rule_skips(const json_t *decisions)
 	return out;
 }
 
+/* ---- the phases ---- */
+
+/* Whether the task has a kernel to improve and may go on. */
+static int improving(const struct pipe *p)
+{
+	return p->npool && !p->stop && !p->at_sol;
+}
+
+static int always(const struct pipe *p)
+{
+	(void)p;
+	return 1;
+}
+
+static int side_by_side(const struct pipe *p)
+{
+	return p->o->tuning_together && improving(p);
+}
+
+static int one_by_one(const struct pipe *p)
+{
+	return !p->o->tuning_together && improving(p);
+}
+
+/* The seeds, their repairs and their refinement (seed.c, improve.c), then
+ * the speed-of-light check after the last of them that ran. */
+static void seeds_phase(struct pipe *p)
+{
+	int seeds_at_sol = 0;
+	pipe_run_seeds(p, &seeds_at_sol);
+	if (!p->npool && !p->stop)
+		pipe_decide(p, "seed", DEC_NO_VALID_SEED, NULL);
+	check_sol(p, p->o->refine && !seeds_at_sol ? "refine" : "seed");
+}
+
+/* The tuning stages one after the other, each on the last one's kernel
+ * (--sequential-tuning), the speed-of-light check after each. */
+static void tuning_one_by_one(struct pipe *p)
+{
+	for (int s = 0; s < STAGE_COUNT && improving(p); s++)
+		if (stages[s].tuning && p->o->stage_on[s]) {
+			pipe_run_tuning(p, &stages[s]);
+			check_sol(p, stages[s].name);
+		}
+}
+
+/*
+ * A task's phases, in order: each runs when its condition holds on the
+ * task's state and options when its turn comes. The stages inside a phase
+ * are the stage table's (stages.c); each phase's file says how it runs
+ * (seed.c, improve.c, tune.c).
+ */
+static const struct phase {
+	const char *what;
+	int (*wanted)(const struct pipe *p);
+	void (*run)(struct pipe *p);
+} phases[] = {
+	{ "seeds, their repairs and refinement", always, seeds_phase },
+	{ "the tuning stages side by side on one kernel, winning changes combined", side_by_side,
+	  pipe_run_tuning_together },
+	{ "the tuning stages one after the other (--sequential-tuning)", one_by_one, tuning_one_by_one },
+};
+
 int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out)
 {
 	struct pipe *p = xcalloc(1, sizeof(*p));
-	int broken, seeds_at_sol = 0;
+	int broken;
 	memset(out, 0, sizeof(*out));
 	out->stage_rows = json_array();
 	p->env = env;
@@ -122,17 +185,9 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 	p->out = out;
 	p->decisions = json_array();
 
-	pipe_run_seeds(p, &seeds_at_sol);
-	if (!p->npool && !p->stop)
-		pipe_decide(p, "seed", DEC_NO_VALID_SEED, NULL);
-	check_sol(p, o->refine && !seeds_at_sol ? "refine" : "seed");
-	if (o->tuning_together && p->npool && !p->stop && !p->at_sol)
-		pipe_run_tuning_together(p);
-	for (int s = 0; s < STAGE_COUNT && !o->tuning_together && p->npool && !p->stop && !p->at_sol; s++)
-		if (stages[s].tuning && o->stage_on[s]) {
-			pipe_run_tuning(p, &stages[s]);
-			check_sol(p, stages[s].name);
-		}
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		if (phases[i].wanted(p))
+			phases[i].run(p);
 	/* A write the store refused in the last steps (a join's records, the
 	 * final decisions) stops the task too: nothing may end as done whose
 	 * record is not whole. */

@@ -38,6 +38,24 @@ for f in "$TMP"/cnn/0*.py; do
 	if [ "$RC" -ne 0 ]; then bad=1; not_ok "subgraph task $(basename "$f") runs as a task"; diag "$ERR"; fi
 done
 [ "$bad" -eq 0 ] && ok "every subgraph task of the CNN runs as a task (egg eval measures its baselines)"
+run_egg split --device cpu --no-measure --mode eval "$P/small_cnn.py" "$TMP/cnne"
+expect_rc 0 "egg split cuts the small CNN in eval mode"
+check "an eval-mode task draws its batch norm's statistics at random, by the program runtime's own function" \
+	python3 - "$TMP/cnne/01_model_conv1_bn1_relu.py" "$SRC/worker/egg_worker/program/model_runtime.py" <<'PY'
+import ast, importlib.util, sys
+import torch
+task = open(sys.argv[1]).read()
+runtime = open(sys.argv[2]).read()
+for name in ("_egg_has_statistics", "_egg_random_statistics"):
+    node = next(n for n in ast.parse(runtime).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    assert ast.get_source_segment(runtime, node) in task, name
+spec = importlib.util.spec_from_file_location("t", sys.argv[1])
+t = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(t)
+m = t.Model()
+bn = next(x for x in m.modules() if isinstance(x, torch.nn.BatchNorm2d))
+assert not m.training and bn.running_mean.abs().sum() > 0 and (bn.running_var != 1).any() and (bn.weight != 1).any()
+PY
 run_egg split --device cpu --no-measure "$P/transformer_block.py" "$TMP/tb" --json
 expect_rc 0 "egg split cuts the transformer block"
 check "into layer norm + projection, attention, and the MLP's parts; the mask buffer is the program's" python3 - "$OUT" "$TMP/tb" <<'PY'

@@ -72,14 +72,21 @@ def _egg_file_module(key, path):
     return mod
 
 
+def _egg_has_statistics(m):
+    """Whether a layer normalises by running statistics (a batch norm)."""
+    return getattr(m, "running_var", None) is not None and getattr(m, "running_mean", None) is not None
+
+
 def _egg_random_statistics(model):
     """In eval mode a normalisation's running statistics and affine values
     are constants a kernel may fold; a new model's are zeros and ones, under
     which a kernel that ignored them would pass. They are drawn here (a
-    trained model's own replace them when its state_dict is loaded)."""
+    trained model's own replace them when its state_dict is loaded). The
+    subgraph tasks of an eval-mode program carry these two functions too
+    (write_tasks.py copies their text)."""
     with torch.no_grad():
         for m in model.modules():
-            if getattr(m, "running_var", None) is None or getattr(m, "running_mean", None) is None:
+            if not _egg_has_statistics(m):
                 continue
             m.running_mean.normal_(0.0, 0.2)
             m.running_var.uniform_(0.5, 1.5)

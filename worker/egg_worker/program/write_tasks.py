@@ -40,27 +40,30 @@ RANGE_OPS = {
 }
 
 
+def _runtime_functions(*names: str) -> str:
+    """The text of these functions of model_runtime.py, the runtime a model
+    spec's program carries: one definition for the program and its tasks."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model_runtime.py")
+    text = open(path).read()
+    found = {n.name: n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
+    return "\n\n\n".join(ast.get_source_segment(text, found[name]) for name in names)
+
+
 # A subgraph of a program in eval mode: its task is in eval mode too, and a
 # normalisation's statistics and affine values (constants the kernel may
-# fold) are drawn at random: a new layer's zeros and ones would let a
-# kernel that ignored them pass.
+# fold) are drawn at random (model_runtime.py's _egg_random_statistics,
+# whose text the task carries): a new layer's zeros and ones would let a
+# kernel that ignored them pass. The same text, run here, says which layers
+# have statistics.
+STATISTICS_SOURCE = _runtime_functions("_egg_has_statistics", "_egg_random_statistics")
+_statistics = {"torch": torch}
+exec(compile(STATISTICS_SOURCE, "model_runtime.py", "exec"), _statistics)  # egg's own text, not a model's
+_has_statistics = _statistics["_egg_has_statistics"]
 EVAL_MODE_LINES = [
-    "        # Eval mode (the program's): normalisations use their statistics, drawn here at random.",
-    "        with torch.no_grad():",
-    "            for m in self.modules():",
-    "                if getattr(m, 'running_var', None) is not None and getattr(m, 'running_mean', None) is not None:",
-    "                    m.running_mean.normal_(0.0, 0.2)",
-    "                    m.running_var.uniform_(0.5, 1.5)",
-    "                    if getattr(m, 'weight', None) is not None:",
-    "                        m.weight.uniform_(0.5, 1.5)",
-    "                    if getattr(m, 'bias', None) is not None:",
-    "                        m.bias.normal_(0.0, 0.2)",
+    "        # Eval mode (the program's): normalisations use their statistics, drawn at random.",
+    "        _egg_random_statistics(self)",
     "        self.eval()",
 ]
-
-
-def _has_statistics(m: nn.Module) -> bool:
-    return getattr(m, "running_var", None) is not None and getattr(m, "running_mean", None) is not None
 
 
 def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, program_path: str,
@@ -479,15 +482,17 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
     if notes:
         doc += "\nValues: " + "; ".join(notes)
     doc += '\n"""'
+    statistics = not training and any(_has_statistics(mods[n.target]) for n in body if n.op == "call_module")
     lines = [doc, "import torch", "import torch.nn as nn", *imports, "", ""]
+    if statistics:
+        lines += [STATISTICS_SOURCE, "", ""]
     if uses_program:
         lines += ["# The program's own inputs (drawn as the program draws them).",
                   inputs_source, "", ""]
     lines += ["class Model(nn.Module):", "    def __init__(self):", "        super().__init__()"]
     lines += ["        " + s for s in init_lines] or []
     if not training:
-        lines += EVAL_MODE_LINES if any(_has_statistics(mods[n.target]) for n in body if n.op == "call_module") \
-            else ["        self.eval()"]
+        lines += EVAL_MODE_LINES if statistics else ["        self.eval()"]
     lines += ["", forward, "", ""]
     if strided:
         lines += [STRIDED_HELPER, "", ""]

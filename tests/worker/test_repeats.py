@@ -45,8 +45,10 @@ def task(i, k=16, op="relu", scale=1.0):
     return TASK.format(i=i, k=k, op=op, scale=scale)
 
 
-def sg(i, **kw):
+def sg(i, dtype="float32", stride=(16, 1), **kw):
     return {"file": f"0{i}_blocks_{i}_up.py", "source": task(i, **kw), "share": 0.1,
+            "input_shapes": [[4, 16]], "input_layouts": [{"dtype": dtype, "stride": list(stride), "offset": 0}],
+            "input_program_index": [None],
             "params": {f"blocks_{i}_up.weight": f"blocks.{i}.up.weight", f"blocks_{i}_up.bias": f"blocks.{i}.up.bias",
                        f"blocks_{i}_scale": f"blocks.{i}.scale"}}
 
@@ -66,11 +68,13 @@ def main() -> int:
     merge_repeats(plan)
     tap.ok(plan["subgraphs"][1]["task"] == "00_blocks_0_up.py",
            "inputs drawn at another scale (after another layer) are still the same task")
-    plan = {"subgraphs": [sg(0), sg(1)]}
-    plan["subgraphs"][1]["source"] = plan["subgraphs"][1]["source"].replace("torch.randn(4, 16)",
-                                                                            "torch.randn(4, 16).to(torch.float16)")
+    plan = {"subgraphs": [sg(0), sg(1, dtype="float16")]}
     merge_repeats(plan)
     tap.ok(plan["subgraphs"][1]["task"] != "00_blocks_0_up.py", "inputs of another dtype are another task")
+    plan = {"subgraphs": [sg(0), sg(1, stride=(1, 4))]}
+    merge_repeats(plan)
+    tap.ok(plan["subgraphs"][1]["task"] != "00_blocks_0_up.py",
+           "inputs in another layout (a transposed view) are another task: a kernel is judged in its program's layout")
     plan = {"subgraphs": [sg(0), sg(1), sg(2, k=32), sg(3), {"file": "glue_04.py", "glue": True, "source": ""}]}
     merge_repeats(plan)
     s = plan["subgraphs"]

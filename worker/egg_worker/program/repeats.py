@@ -5,8 +5,8 @@ their own names are set aside: the names of their layers and parameters
 (self.blocks_0_up, self.blocks_1_up), of their forward's arguments and of the
 values it assigns. Everything else must match token for token: the layers'
 constructors (so their shapes and attributes), the operations, every number;
-and their inputs' shapes and dtypes (not the distribution each is drawn
-from: see _draws). Weights are never part of a task file (a parameter's
+and their inputs' shapes, dtypes and strides (not the distribution each is
+drawn from: see _inputs_key). Weights are never part of a task file (a parameter's
 stand-in is drawn with its layer's statistics: those are set aside) (each
 occurrence binds its own when composed), so a ResNet stage or a transformer's
 twelve layers become one task each, however many times they repeat.
@@ -37,15 +37,16 @@ def _code(source: str) -> tuple[str, str]:
     return (source, "") if at < 0 else (source[:at], source[at:])
 
 
-def _draws(get_inputs: str, shapes) -> str:
-    """What must match of two subgraphs' inputs: their shapes, their dtypes
-    and which of the program's own inputs they are, not the distribution
-    each is drawn from (an input after a ReLU in one block, after a pooling
-    in the next). A kernel judged on its first occurrence's draws is judged
-    again, in every occurrence, by the program's end-to-end evaluation."""
-    kinds = re.findall(r"_program_inputs\(\)\[\d+\]|torch\.(?:float|bfloat|half|int|uint|long|bool|double)\w*|"
-                       r"dtype=[\w.]+", get_inputs)
-    return f"{shapes!r} {kinds!r}"
+def _inputs_key(sg: dict) -> str:
+    """What must match of two subgraphs' inputs, from the plan's records:
+    their shapes, dtypes and strides (a kernel is judged in the layout the
+    program feeds it) and which of the program's own inputs they are; not
+    the distribution each is drawn from (an input after a ReLU in one block,
+    after a pooling in the next). A kernel judged on its first occurrence's
+    draws is judged again, in every occurrence, by the program's end-to-end
+    evaluation."""
+    layouts = [(l["dtype"], tuple(l["stride"])) if l else None for l in sg.get("input_layouts") or []]
+    return repr((sg.get("input_shapes"), layouts, sg.get("input_program_index")))
 
 
 def _own_names(tokens: list) -> set:
@@ -131,7 +132,7 @@ def merge_repeats(plan: dict) -> None:
         if sg.get("glue"):
             continue
         sig, names = signature(sg["source"])
-        sig += _draws(_code(sg["source"])[1], sg.get("input_shapes"))
+        sig += _inputs_key(sg)
         first = firsts.get(sig)
         if first is None:
             firsts[sig] = (sg, names)

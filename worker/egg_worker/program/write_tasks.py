@@ -503,6 +503,7 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
             "outputs": [o.name for o in outputs], "params": params, "source": source,
             "input_shapes": [list(values[a.name].shape) if is_tensor(values[a.name]) else None for a in inputs],
             "input_layouts": [_layout_record(values[a.name]) for a in inputs],
+            "input_program_index": [program_inputs[a.name] if a.op == "placeholder" else None for a in inputs],
             "output_shapes": [list(values[o.name].shape) if is_tensor(values[o.name]) else None for o in outputs],
             "output_layouts": [_layout_record(values[o.name]) for o in outputs],
             "notes": notes, "nodes": [n.name for n in g.nodes], "_sub": sub}

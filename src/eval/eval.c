@@ -362,6 +362,20 @@ int eval_passed(const json_t *result)
 	return !strcmp(json_string_value(json_object_get(result, "verdict")) ?: "", "pass");
 }
 
+enum eval_stage eval_stage_of(const json_t *result)
+{
+	static const char *const names[] = {
+		[EVAL_AT_LOAD] = "load", [EVAL_AT_COMPILE] = "compile", [EVAL_AT_RUN] = "run",
+		[EVAL_AT_CORRECTNESS] = "correctness", [EVAL_AT_INTEGRITY] = "integrity", [EVAL_AT_TIMING] = "timing",
+		[EVAL_AT_DONE] = "done",
+	};
+	const char *stage = json_string_value(json_object_get(result, "stage")) ?: "";
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(stage, names[i]))
+			return (enum eval_stage)i;
+	return EVAL_AT_UNKNOWN;
+}
+
 json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline)
 {

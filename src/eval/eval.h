@@ -91,6 +91,25 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
 /* The speed of light of a baseline: eval/roofline.h. */
 
 
+/* Whether an evaluation's result is a pass (its "verdict" is "pass"). */
+int eval_passed(const json_t *result);
+/* The stage an evaluation stopped at (its "stage"), in the worker's order
+ * (worker/PROTOCOL.md): loading, compiling and running the kernel come
+ * before checking what it computed, so a failure past EVAL_AT_RUN is a
+ * wrong result and one before it a kernel that would not run. A stage the
+ * worker did not name is EVAL_AT_UNKNOWN, counted past them all. */
+enum eval_stage {
+	EVAL_AT_LOAD,
+	EVAL_AT_COMPILE,
+	EVAL_AT_RUN,
+	EVAL_AT_CORRECTNESS,
+	EVAL_AT_INTEGRITY,
+	EVAL_AT_TIMING,
+	EVAL_AT_DONE,
+	EVAL_AT_UNKNOWN
+};
+enum eval_stage eval_stage_of(const json_t *result);
+
 /*
  * Evaluates a candidate. The result is the worker's verdict plus eager_ms,
  * compile_ms, speedup_eager, speedup_compile, roofline_ms, sol_pct and
@@ -101,8 +120,6 @@ json_t *eval_calibration(struct worker *w, const struct eval_opts *o, const json
  * process and the slower time kept. Returns an owned object, or NULL with
  * ERR_INPUT / ERR_INFRA (a worker that died is retried once).
  */
-/* Whether an evaluation's result is a pass (its "verdict" is "pass"). */
-int eval_passed(const json_t *result);
 json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline);
 

@@ -22,17 +22,19 @@ struct variant {
 	char label[48];
 };
 
-static int floating(const char *dtype)
+/* Whether the program's input `i` of shape `shape` is token ids, whose
+ * second dimension is a length: not floating point (the plan's
+ * "input_floating", the worker's word) with two or more dimensions. */
+static int token_ids(const json_t *plan, size_t i, const json_t *shape)
 {
-	return dtype && (strstr(dtype, "float") || strstr(dtype, "complex"));
+	return json_array_size(shape) >= 2 && json_is_false(json_array_get(json_object_get(plan, "input_floating"), i));
 }
 
 /* The shapes to check from the plan's traced ones: half and twice the
- * batch, half the length of token ids (an input that is not floating point
- * with two or more dimensions). Returns how many (at most 3). */
+ * batch, half the length of token ids (token_ids). Returns how many (at most 3). */
 static int variants_of(const json_t *plan, struct variant v[3], long *traced_batch)
 {
-	const json_t *shapes = json_object_get(plan, "input_shapes"), *dtypes = json_object_get(plan, "input_dtypes");
+	const json_t *shapes = json_object_get(plan, "input_shapes");
 	const json_t *s;
 	long batch = 0, length = 0;
 	size_t i;
@@ -42,7 +44,7 @@ static int variants_of(const json_t *plan, struct variant v[3], long *traced_bat
 			continue;
 		if (!batch)
 			batch = (long)json_integer_value(json_array_get(s, 0));
-		if (!length && json_array_size(s) >= 2 && !floating(json_string_value(json_array_get(dtypes, i))))
+		if (!length && token_ids(plan, i, s))
 			length = (long)json_integer_value(json_array_get(s, 1));
 	}
 	*traced_batch = batch;
@@ -64,15 +66,14 @@ static int variants_of(const json_t *plan, struct variant v[3], long *traced_bat
 /* The program's input shapes at `v` (as model_runtime.py draws them). */
 static json_t *shapes_at(const json_t *plan, const struct variant *v)
 {
-	const json_t *dtypes = json_object_get(plan, "input_dtypes"), *s;
+	const json_t *s;
 	json_t *out = json_array();
 	size_t i;
 	json_array_foreach(json_object_get(plan, "input_shapes"), i, s) {
 		json_t *shape = json_deep_copy(s);
 		if (json_is_array(shape) && json_array_size(shape)) {
 			json_array_set_new(shape, 0, json_integer(v->batch));
-			if (v->length > 0 && json_array_size(shape) >= 2 &&
-			    !floating(json_string_value(json_array_get(dtypes, i))))
+			if (v->length > 0 && token_ids(plan, i, shape))
 				json_array_set_new(shape, 1, json_integer(v->length));
 		}
 		json_array_append_new(out, shape);
@@ -115,8 +116,7 @@ static json_t *judge(struct at *a, const json_t *use)
 /* A failed judgement's kind: a wrong result, or the kernel refused (raised). */
 static int wrong_result(const json_t *res)
 {
-	const char *stage = json_string_value(json_object_get(res, "stage")) ?: "";
-	return strcmp(stage, "load") && strcmp(stage, "compile") && strcmp(stage, "run");
+	return eval_stage_of(res) > EVAL_AT_RUN;
 }
 
 /* The distinct kernels: {TASK: {"name", "task", "use": {FILE: PATH}, and what was found}}. */

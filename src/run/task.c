@@ -301,7 +301,7 @@ static json_t *judged_summary(const struct task_state *ts, const char *device, c
 	const char *stage = json_string_value(json_object_get(res, "stage")) ?: "?";
 	int pass = !strcmp(verdict, "pass");
 	int compiled = pass || json_integer_value(json_object_get(res, "trials_run")) > 0 ||
-		       (strcmp(stage, "load") && strcmp(stage, "compile"));
+		       eval_stage_of(res) > EVAL_AT_COMPILE;
 	int correct = pass || (json_integer_value(json_object_get(res, "trials")) > 0 &&
 			       json_integer_value(json_object_get(res, "correct_trials")) ==
 				       json_integer_value(json_object_get(res, "trials")));

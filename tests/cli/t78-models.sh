@@ -148,6 +148,9 @@ a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 count = lambda p: sum(1 for s in p["subgraphs"] if s.get("occurrences"))
 assert len(b["subgraphs"]) > len(a["subgraphs"]) and count(a) == count(b), (count(a), count(b))
 PY
+	check "the plan says as data that the token ids are not floating point (the other-shapes check varies their length)" \
+		python3 -c "import json,sys; p=json.load(open(sys.argv[1])); assert p['input_floating'] == [False], p['input_floating']" \
+		"$TMP/g2/plan.json"
 	run_egg compose "$TMP/g2/gpt2_bf16.py" "$TMP/g2" -o "$TMP/g2_torch.py" --keep-torch
 	run_egg "${EV[@]}" --allow-torch "$TMP/g2/gpt2_bf16.py" "$TMP/g2_torch.py"
 	expect_rc 0 "its identity composition passes egg eval in eval mode and bf16"

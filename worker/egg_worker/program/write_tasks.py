@@ -101,8 +101,9 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
         subgraphs.append(sg)
     shapes = [list(values[p].shape) if is_tensor(values.get(p)) else None for p in placeholders]
     dtypes = [str(values[p].dtype).replace("torch.", "") if is_tensor(values.get(p)) else None for p in placeholders]
+    floating = [values[p].is_floating_point() if is_tensor(values.get(p)) else None for p in placeholders]
     return {"program": os.path.basename(program_path), "inputs": placeholders, "input_shapes": shapes,
-            "input_dtypes": dtypes,
+            "input_dtypes": dtypes, "input_floating": floating,
             "output": _program_output(gm),
             "subgraphs": subgraphs, "measured_on": None, "eager_ms": None}
 

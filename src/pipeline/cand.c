@@ -1,5 +1,6 @@
 /* cand.c: a candidate's life in the pipeline: evaluated, profiled, validated with its repairs, recorded. */
 #include "pipe.h"
+#include "accept.h"
 
 #include <math.h>
 #include <pthread.h>

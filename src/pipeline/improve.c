@@ -1,5 +1,6 @@
 /* improve.c: one improvement step (refinement or a tuning stage): the profile agent's plan, the code agent's kernel, the verdict. */
 #include "pipe.h"
+#include "accept.h"
 
 #include <math.h>
 #include <pthread.h>

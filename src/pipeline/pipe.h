@@ -9,7 +9,7 @@
 #include "../agents/decisions.h"
 #include "../agents/prompts.h"
 #include "ask.h"
-#include "pipeline.h"
+#include "io.h"
 #include "stages.h"
 
 /* Enough for the largest run the flags allow: PIPELINE_MAX_SEEDS seeds with

@@ -87,7 +87,7 @@ def _imported(tokens: list) -> set:
     return names
 
 
-# A parameter's random stand-in (write_tasks._param_expr): drawn with its
+# A parameter's random stand-in (draws.param_expr): drawn with its
 # own layer's statistics, which differ from layer to layer and are weights,
 # not what the subgraph computes.
 _STAND_IN = re.compile(r"(torch\.randn?\((?:[^()]|\([^()]*\))*\)) \* -?[\d.e+-]+ [+-] -?[\d.e+-]+")

@@ -8,8 +8,8 @@ process (job.py forks it, since it runs the user's program):
    torch.fx, the shapes and dtypes of every value propagated;
 2. partition.py: the graph cut into fusable subgraphs in one pass in
    program order (ops.py says what each operation is);
-3. write_tasks.py: each subgraph as a KernelBench-form task file, and the
-   plan that lists them;
+3. write_tasks.py: each subgraph as a KernelBench-form task file (draws.py:
+   how it draws its inputs and parameters), and the plan that lists them;
 4. measure.py (with `measure`, on a device the program fits on): each
    subgraph's share of the program's eager time there;
 5. repeats.py: subgraphs that compute the same thing on the same shapes

@@ -56,20 +56,21 @@ GROUP = 8                       # tile rows per group of programs (L2 reuse)
 
 _kernels = None
 tile_of = None                  # the programs' order (kernels())
+presplit_dots = None            # one tile of the pre-split scheme (kernels())
 
 
 def kernels() -> dict:
     """The kernels ({"triton", "matmul", "matmul_tma", "split", "presplit"};
     bench/tf32x3.py uses them too), compiled on first use (Triton is imported
     late: the interpreter's switch is read at import)."""
-    global _kernels, tile_of
+    global _kernels, tile_of, presplit_dots
     if _kernels is not None:
         return _kernels
     import triton
     import triton.language as tl
 
-    # A module global: Triton finds the functions a kernel calls among its
-    # module's globals, not in an enclosing function.
+    # Module globals (tile_of, presplit_dots): Triton finds the functions a
+    # kernel calls among its module's globals, not in an enclosing function.
     @triton.jit
     def tile_of(M, N, BM: tl.constexpr, BN: tl.constexpr, GROUP: tl.constexpr):
         # Programs in groups of GROUP tile rows, column by column within a
@@ -121,6 +122,13 @@ def kernels() -> dict:
         c_d.store([pm * BM, pn * BN], acc.to(c_d.dtype))
 
     @triton.jit
+    def presplit_dots(xh, xl, yh, yl, acc):
+        # One tile of the compensated product: the small terms first.
+        acc = tl.dot(xl, yh, acc, input_precision="tf32")
+        acc = tl.dot(xh, yl, acc, input_precision="tf32")
+        return tl.dot(xh, yh, acc, input_precision="tf32")
+
+    @triton.jit
     def split_tf32(x, hi, lo, n, BLOCK: tl.constexpr):
         offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
@@ -149,9 +157,7 @@ def kernels() -> dict:
             xl = tl.load(al + ia, mask=ma, other=0.0)
             yh = tl.load(bh + ib, mask=mb, other=0.0)
             yl = tl.load(bl + ib, mask=mb, other=0.0)
-            acc = tl.dot(xl, yh, acc, input_precision="tf32")
-            acc = tl.dot(xh, yl, acc, input_precision="tf32")
-            acc = tl.dot(xh, yh, acc, input_precision="tf32")
+            acc = presplit_dots(xh, xl, yh, yl, acc)
         tl.store(c + z * scb + rm[:, None].to(tl.int64) * N + rn[None, :], acc,
                  mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -173,9 +179,7 @@ def kernels() -> dict:
             xl = tl.load(al + ia, mask=ma, other=0.0)
             yh = tl.load(wh + iw, mask=mw, other=0.0)
             yl = tl.load(wl + iw, mask=mw, other=0.0)
-            acc = tl.dot(xl, yh, acc, input_precision="tf32")
-            acc = tl.dot(xh, yl, acc, input_precision="tf32")
-            acc = tl.dot(xh, yh, acc, input_precision="tf32")
+            acc = presplit_dots(xh, xl, yh, yl, acc)
             ia += BK
             iw += BK
         tl.store(c + rm[:, None].to(tl.int64) * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -220,6 +220,27 @@ static void test_practical_bound(void)
 	json_decref(cal);
 }
 
+/* An evaluation's stage read once, in the worker's order: a failure past
+ * "run" is a wrong result, one before it a kernel that would not run. */
+static void test_eval_stage(void)
+{
+	static const struct {
+		const char *stage;
+		enum eval_stage want;
+	} cases[] = { { "load", EVAL_AT_LOAD }, { "compile", EVAL_AT_COMPILE }, { "run", EVAL_AT_RUN },
+		      { "correctness", EVAL_AT_CORRECTNESS }, { "integrity", EVAL_AT_INTEGRITY },
+		      { "timing", EVAL_AT_TIMING }, { "done", EVAL_AT_DONE }, { "sideways", EVAL_AT_UNKNOWN } };
+	int all = 1;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *r = json_pack("{s:s}", "stage", cases[i].stage);
+		all &= eval_stage_of(r) == cases[i].want;
+		json_decref(r);
+	}
+	CHECK(all, "each stage the worker names is read to its place in the order; another is unknown");
+	CHECK(eval_stage_of(NULL) == EVAL_AT_UNKNOWN && EVAL_AT_CORRECTNESS > EVAL_AT_RUN && EVAL_AT_RUN > EVAL_AT_COMPILE,
+	      "no result is unknown; checking what a kernel computed comes after running it");
+}
+
 /* A Slurm GPU worker asks for --gpus=1, unless the site's srun arguments ask
  * for GPUs their own way (a shard of one, MPS, a type). */
 static void test_slurm_gpus(void)
@@ -269,5 +290,6 @@ void suite_pool(void)
 	test_secrets();
 	test_roofline();
 	test_practical_bound();
+	test_eval_stage();
 	test_slurm_gpus();
 }

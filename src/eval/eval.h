@@ -79,6 +79,15 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
  */
 json_t *eval_usertime(struct worker *w, const struct eval_opts *o, const char *task_source,
 		      const char *dropin_source, int wall_iters);
+/* Those ways, in the order reports show them: the original's name for the
+ * way and the drop-in's (the worker's usertime.py WAYS), the words for it,
+ * and whether it compiles (run on a GPU only). */
+struct eval_user_way {
+	const char *original, *dropin, *words;
+	int compiled;
+};
+#define EVAL_USER_WAYS 3
+extern const struct eval_user_way eval_user_ways[EVAL_USER_WAYS];
 
 /*
  * The device's measured peaks (the worker's calibration: bandwidth, FP32

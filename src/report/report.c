@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../eval/eval.h"
 #include "../pipeline/stages.h"
 #include "../store/store.h"
 #include "../util/buf.h"
@@ -523,8 +524,7 @@ static void print_other_shapes(FILE *f, const json_t *os)
 }
 
 /* One side's ways on the user's clock: "NAME WALL ms (DEVICE)" each. */
-static void print_ways(FILE *f, const char *side, const json_t *ways, const char *const *names,
-		       const char *const *words, int n)
+static void print_ways(FILE *f, const char *side, const json_t *ways, int dropin)
 {
 	char b[2][16];
 	fprintf(f, "    %-9s", side);
@@ -532,14 +532,15 @@ static void print_ways(FILE *f, const char *side, const json_t *ways, const char
 		fprintf(f, " could not run: %s\n", json_string_value(json_object_get(ways, "error")));
 		return;
 	}
-	for (int k = 0; k < n; k++) {
-		const json_t *w = json_object_get(ways, names[k]);
+	for (int k = 0; k < EVAL_USER_WAYS; k++) {
+		const char *words = eval_user_ways[k].words;
+		const json_t *w = json_object_get(ways, dropin ? eval_user_ways[k].dropin : eval_user_ways[k].original);
 		if (!w)
 			continue;
 		if (json_string_value(json_object_get(w, "error")))
-			fprintf(f, "  %s: failed (%.60s)", words[k], json_string_value(json_object_get(w, "error")));
+			fprintf(f, "  %s: failed (%.60s)", words, json_string_value(json_object_get(w, "error")));
 		else
-			fprintf(f, "  %s %s ms (%s)", words[k], fmt_figure("%.3f", json_num(w, "wall_ms"), b[0]),
+			fprintf(f, "  %s %s ms (%s)", words, fmt_figure("%.3f", json_num(w, "wall_ms"), b[0]),
 				fmt_figure("%.3f", json_num(w, "device_ms"), b[1]));
 	}
 	fputc('\n', f);
@@ -549,17 +550,14 @@ static void print_ways(FILE *f, const char *side, const json_t *ways, const char
  * run every way a user runs a model, and which is faster run its best way. */
 static void print_user_clock(FILE *f, const json_t *uc)
 {
-	static const char *const orig[] = { "eager", "compile", "compile_cudagraphs" };
-	static const char *const drop[] = { "plain", "compile", "compile_cudagraphs" };
-	static const char *const words[] = { "plain", "torch.compile", "compile + CUDA graphs" };
 	const json_t *o = json_object_get(uc, "best_original"), *d = json_object_get(uc, "best_dropin");
 	char b[3][16];
 	if (!json_is_object(uc))
 		return;
 	fprintf(f, "  the user's clock (wall clock per forward over %lld calls, launch included; device time in "
 		   "brackets):\n", (long long)json_integer_value(json_object_get(uc, "calls")));
-	print_ways(f, "original", json_object_get(uc, "original"), orig, words, 3);
-	print_ways(f, "drop-in", json_object_get(uc, "dropin"), drop, words, 3);
+	print_ways(f, "original", json_object_get(uc, "original"), 0);
+	print_ways(f, "drop-in", json_object_get(uc, "dropin"), 1);
 	fprintf(f, "    best: the drop-in %s, %s ms, against the original %s, %s ms: %s%s\n",
 		json_string_value(json_object_get(d, "way")) ?: "(none ran)", fmt_figure("%.3f", json_num(d, "wall_ms"), b[0]),
 		json_string_value(json_object_get(o, "way")) ?: "(none ran)", fmt_figure("%.3f", json_num(o, "wall_ms"), b[1]),

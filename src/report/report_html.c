@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../eval/eval.h"
 #include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/err.h"
@@ -139,20 +140,20 @@ static void svg_roofline(struct buf *b, const json_t *tasks)
  * which is faster run its best way. */
 static void html_user_clock(struct buf *b, const json_t *uc)
 {
-	static const char *const rows[][2] = { { "original", "eager" }, { "original", "compile" },
-					       { "original", "compile_cudagraphs" }, { "dropin", "plain" },
-					       { "dropin", "compile" }, { "dropin", "compile_cudagraphs" } };
 	const json_t *o = json_object_get(uc, "best_original"), *d = json_object_get(uc, "best_dropin");
 	char t[3][16];
 	if (!json_is_object(uc))
 		return;
 	buf_addf(b, "<h3>The user's clock</h3><table><tr><th>side</th><th>way</th><th>wall ms per forward (%lld calls, "
 		    "launch included)</th><th>device ms</th></tr>", (long long)json_integer_value(json_object_get(uc, "calls")));
-	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
-		const json_t *w = json_object_get(json_object_get(uc, rows[k][0]), rows[k][1]);
+	for (int k = 0; k < 2 * EVAL_USER_WAYS; k++) {
+		int dropin = k >= EVAL_USER_WAYS;
+		const struct eval_user_way *way = &eval_user_ways[k % EVAL_USER_WAYS];
+		const char *name = dropin ? way->dropin : way->original;
+		const json_t *w = json_object_get(json_object_get(uc, dropin ? "dropin" : "original"), name);
 		if (!w)
 			continue;
-		buf_addf(b, "<tr><td>%s</td><td>%s</td>", !strcmp(rows[k][0], "dropin") ? "drop-in" : "original", rows[k][1]);
+		buf_addf(b, "<tr><td>%s</td><td>%s</td>", dropin ? "drop-in" : "original", name);
 		if (json_string_value(json_object_get(w, "error"))) {
 			buf_adds(b, "<td class=\"fail\" colspan=\"2\">failed: ");
 			html_text(b, json_string_value(json_object_get(w, "error")));

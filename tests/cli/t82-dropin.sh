@@ -213,5 +213,7 @@ expect_out "^    drop-in +plain [0-9.]+ ms \([0-9.]+\)" "the drop-in's ways"
 expect_out "^    best: the drop-in plain, .* against the original eager, .*not judged" "and the best of each, unjudged on the CPU"
 run_egg report "$run" --html "$TMP/prog.html"
 check "the HTML report has the user's clock too" grep -q "<h3>The user's clock</h3>" "$TMP/prog.html"
+check "each side's way by its name (eager for the original, plain for the drop-in)" sh -c \
+	"grep -q '<tr><td>original</td><td>eager</td>' '$TMP/prog.html' && grep -q '<tr><td>drop-in</td><td>plain</td>' '$TMP/prog.html'"
 stop_mock
 finish

@@ -344,9 +344,11 @@ static void print_practical_schemes(const json_t *p)
 		       str_or(json_object_get(p, "kernels"), s->key, "kernel not recorded"));
 		ref = tc ? json_num(cublas, s->key) : json_num(cublas, "tf32") / 3;
 		if (ref > 0)
-			printf(", %.0f%% of %s (%.1f)", 100 * r / ref, tc ? "cuBLAS" : "a third of cuBLAS's TF32", ref / 1e12);
-		if (tc)
-			printf("%s", eval_practical_is_bound(p, s->key) ? ": a bound" : ": not a bound (the prompts give the peak)");
+			printf(", %.1f%% of %s (%.1f)", 100 * r / ref, tc ? "cuBLAS" : "a third of cuBLAS's TF32", ref / 1e12);
+		if (tc && eval_practical_is_bound(p, s->key))
+			printf(": a bound");
+		else if (tc)
+			printf(": under %.0f%%, not a bound (the prompts give the peak)", 100 * EVAL_PRACTICAL_MIN_SHARE);
 		printf("\n");
 	}
 }

@@ -65,11 +65,11 @@ expect_rc 0 "doctor --calibrate on a (stand-in) GPU"
 expect_out "^calibration: +cuda: memory 1.00 TB/s, FP32 10.0, TF32 100.0, BF16 200.0 TFLOP/s$" "the measured peaks"
 expect_out "^practical: +egg's own Triton matrix products: fp32 \(ieee\) 4.0, fp32 as tf32x3 5.0, fp32 pre-split 4.5, tf32 8.0, bf16 50.0 TFLOP/s at 4096\^3; fp32-accurate best: fp32_tf32x3$" \
 	"and what egg's own matrix products reach"
-expect_out "^practical: +tf32 +8.0 TFLOP/s \(tma 128x256x32, 8 warps, 3 stages\), 89% of cuBLAS \(9.0\): a bound$" \
+expect_out "^practical: +tf32 +8.0 TFLOP/s \(tma 128x256x32, 8 warps, 3 stages\), 88.9% of cuBLAS \(9.0\): a bound$" \
 	"each scheme's kernel and its share of cuBLAS's rate for the same product"
-expect_out "^practical: +bf16 +50.0 TFLOP/s \(kernel not recorded\), 50% of cuBLAS \(100.0\): not a bound" \
+expect_out "^practical: +bf16 +50.0 TFLOP/s \(kernel not recorded\), 50.0% of cuBLAS \(100.0\): under 80%, not a bound" \
 	"a tensor-core scheme under 80% of cuBLAS is said not to be a bound"
-expect_out "^practical: +fp32 \(ieee\) +4.0 TFLOP/s \(pointer 128x128x32, 8 warps, 3 stages\), 133% of a third of cuBLAS's TF32 \(3.0\)$" \
+expect_out "^practical: +fp32 \(ieee\) +4.0 TFLOP/s \(pointer 128x128x32, 8 warps, 3 stages\), 133.3% of a third of cuBLAS's TF32 \(3.0\)$" \
 	"an fp32-accurate scheme against its arithmetic limit"
 FAKEWORKER_PRACTICAL=1 FAKEWORKER_JOBS=$TMP/jobs EGG_MODEL=m EGG_API_KEY=k \
 	run_egg doctor --calibrate --json --device cuda --worker-cmd "$FAKE"

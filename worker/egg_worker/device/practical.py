@@ -60,7 +60,7 @@ presplit_dots = None            # one tile of the pre-split scheme (kernels())
 
 
 def kernels() -> dict:
-    """The kernels ({"triton", "matmul", "matmul_tma", "split", "presplit"};
+    """The kernels ({"triton", "matmul", "matmul_tma", "split", "presplit", "presplit_wt"};
     bench/tf32x3.py uses them too), compiled on first use (Triton is imported
     late: the interpreter's switch is read at import)."""
     global _kernels, tile_of, presplit_dots

@@ -137,6 +137,22 @@ elif what == "two":
         out2 = torch.compile(other)(*xs)
         assert mine and len(calls) == n, ("the second drop-in ran the first's kernel", len(calls) - n, len(mine))
     assert torch.allclose(want, out, atol=1e-5) and torch.allclose(want, out2, atol=1e-5)
+elif what == "copy":
+    # A deep copy is a drop-in of its own: compiled, it runs its own kernel instance.
+    import copy
+    import torch._dynamo
+    twin = copy.deepcopy(new)
+    mine = []
+    for task in {id(p._egg_task): p._egg_task for p in twin._egg_parts if hasattr(p, "_egg_task")}.values():
+        task.__dict__.pop("run", None)  # the copied counting wrapper above ran the original's run
+        run = task.run
+        task.run = lambda a, b, run=run: mine.append(1) or run(a, b)
+    torch._dynamo.reset()
+    n = len(calls)
+    with torch.no_grad():
+        out = torch.compile(twin)(*xs)
+    assert mine and len(calls) == n, ("the copy ran the original's kernel", len(calls) - n, len(mine))
+    assert torch.allclose(want, out, atol=1e-5)
 print("ok")
 PY
 check "each occurrence runs the one kernel instance of its task, on its own weights" \
@@ -151,6 +167,8 @@ check "torch.compile traces the drop-in with no graph break (torch._dynamo.expla
 	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/small_cnn.py" "$TMP/cnn_k.py" compile
 check "two drop-ins in one process, compiled: each runs its own kernel instance" \
 	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/small_cnn.py" "$TMP/cnn_k.py" two
+check "a deep copy of a drop-in, compiled, runs its own kernel instance" \
+	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/small_cnn.py" "$TMP/cnn_k.py" copy
 
 # --- egg's own code is not judged as a model's: the identity composition (a
 # model spec's program, so both of egg's runtimes are in it) gets no static

@@ -130,11 +130,28 @@ class _EggKernelTask:
             self.reference = _egg_source_module(spec["reference"]).Model()
         self.reference_keys = list(spec["params"])
         self.layouts = [l["stride"] if l else None for l in spec.get("output_layouts") or []]
-        # Its number among every ModelNew's tasks in this process: the
-        # operator, one per distinct task, runs the instance of the caller.
+        self.index = index
+        self._egg_own_number()
+        self.op = _egg_op(index)
+
+    def _egg_own_number(self):
+        """Its number among every ModelNew's tasks in this process: the
+        operator, one per distinct task, runs the instance of the caller."""
         self.owner = next(_egg_owner_numbers)
         _egg_owners[self.owner] = self
-        self.op = _egg_op(index)
+
+    def __getstate__(self):
+        # The operator is the process's, shared: a copy finds it again.
+        state = dict(self.__dict__)
+        del state["op"]
+        return state
+
+    def __setstate__(self, state):
+        # A copy (copy.deepcopy, pickle) is an instance of its own: its
+        # compiled forward must run its own kernel, not the original's.
+        self.__dict__.update(state)
+        self.op = _egg_op(self.index)
+        self._egg_own_number()
 
     def run(self, xs, tensors):
         for (held, name), t in zip(self.slots, tensors):

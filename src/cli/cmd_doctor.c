@@ -347,8 +347,10 @@ static void print_practical_schemes(const json_t *p)
 			printf(", %.1f%% of %s (%.1f)", 100 * r / ref, tc ? "cuBLAS" : "a third of cuBLAS's TF32", ref / 1e12);
 		if (tc && eval_practical_is_bound(p, s->key))
 			printf(": a bound");
-		else if (tc)
+		else if (tc && ref > 0)
 			printf(": under %.0f%%, not a bound (the prompts give the peak)", 100 * EVAL_PRACTICAL_MIN_SHARE);
+		else if (tc)
+			printf(": not compared with cuBLAS (no figure), so not a bound");
 		printf("\n");
 	}
 }

@@ -71,6 +71,10 @@ expect_out "^practical: +bf16 +50.0 TFLOP/s \(kernel not recorded\), 50.0% of cu
 	"a tensor-core scheme under 80% of cuBLAS is said not to be a bound"
 expect_out "^practical: +fp32 \(ieee\) +4.0 TFLOP/s \(pointer 128x128x32, 8 warps, 3 stages\), 133.3% of a third of cuBLAS's TF32 \(3.0\)$" \
 	"an fp32-accurate scheme against its arithmetic limit"
+EGG_STORE=$TMP/store-no-cublas FAKEWORKER_PRACTICAL=no-cublas EGG_MODEL=m EGG_API_KEY=k \
+	run_egg doctor --calibrate --device cuda --worker-cmd "$FAKE"
+expect_out "^practical: +tf32 +8.0 TFLOP/s \(tma 128x256x32, 8 warps, 3 stages\): not compared with cuBLAS \(no figure\), so not a bound$" \
+	"without cuBLAS's figure a tensor-core rate is no bound, and no share is claimed"
 FAKEWORKER_PRACTICAL=1 FAKEWORKER_JOBS=$TMP/jobs EGG_MODEL=m EGG_API_KEY=k \
 	run_egg doctor --calibrate --json --device cuda --worker-cmd "$FAKE"
 check "a second doctor --calibrate reads the cache: one calibration in all, the same figures in the JSON" python3 - "$OUT" "$TMP/jobs" <<'PY'

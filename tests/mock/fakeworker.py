@@ -21,7 +21,7 @@ GPU. Faults and answers a test can ask for, through the environment:
   FAKEWORKER_FLOPS=N         ... and N FLOPs (fp32 peak: 1e14/3 as tf32x3)
   FAKEWORKER_PRACTICAL=1     the calibration has a practical bound (egg's own
                              Triton matrix products: fp32 best 5 TFLOP/s as
-                             tf32x3)
+                             tf32x3; =no-cublas: without cuBLAS's figures)
   FAKEWORKER_FAIL_MARK=TEXT  a kernel containing TEXT fails to compile
   FAKEWORKER_PROGRESS=1      an eval job says three progress steps first
                              (at 3 s, 12 s and 41.5 s, as if it had taken that
@@ -80,6 +80,8 @@ def main() -> int:
                                                 "tf32": "tma 128x256x32, 8 warps, 3 stages"},
                                     "cublas_flops_s": {"tf32": 9e12, "bf16": 1e14},
                                     "fp32_best": "fp32_tf32x3", "size": 4096, "method": "fake"}
+                if os.environ.get("FAKEWORKER_PRACTICAL") == "no-cublas":
+                    del res["practical"]["cublas_flops_s"]
         elif op == "profile" and os.environ.get("FAKEWORKER_PROFILE_NS"):
             ns = int(os.environ["FAKEWORKER_PROFILE_NS"])
             figures = dict(PROFILE_FIGURES)

@@ -24,10 +24,22 @@ struct variant {
 
 /* Whether the program's input `i` of shape `shape` is token ids, whose
  * second dimension is a length: not floating point (the plan's
- * "input_floating", the worker's word) with two or more dimensions. */
+ * "input_floating", the worker's word; a plan written before it had only
+ * "input_dtypes": an integer or boolean dtype there) with two or more
+ * dimensions. */
 static int token_ids(const json_t *plan, size_t i, const json_t *shape)
 {
-	return json_array_size(shape) >= 2 && json_is_false(json_array_get(json_object_get(plan, "input_floating"), i));
+	static const char *const whole[] = { "int64", "int32", "int16", "int8", "uint8", "bool" };
+	const json_t *floating = json_object_get(plan, "input_floating");
+	const char *dtype = json_string_value(json_array_get(json_object_get(plan, "input_dtypes"), i));
+	if (json_array_size(shape) < 2)
+		return 0;
+	if (floating)
+		return json_is_false(json_array_get(floating, i));
+	for (size_t k = 0; dtype && k < sizeof(whole) / sizeof(whole[0]); k++)
+		if (!strcmp(dtype, whole[k]))
+			return 1;
+	return 0;
 }
 
 /* The shapes to check from the plan's traced ones: half and twice the

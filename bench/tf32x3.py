@@ -79,7 +79,7 @@ def run(a, b, prec: str):
     c = torch.empty(M, N, device=a.device)
     grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
     # egg's kernel takes the second operand as a Linear layer's weight, (N, K).
-    matmul[grid](a, b.t().contiguous(), c, M, N, K, PREC=prec, BM=128, BN=128, BK=32, GROUP=8, num_warps=8,
+    matmul[grid](a, b.t().contiguous(), c, M, N, K, K, 1, PREC=prec, BM=128, BN=128, BK=32, GROUP=8, num_warps=8,
                  num_stages=3)
     return c
 

@@ -11,7 +11,7 @@ Every input keeps the layout the task's draw gave it: its strides (a
 channels-last view, a transposed operand), its offset in its storage (a
 chunk of a larger tensor, so its alignment) and its broadcast dimensions
 (stride 0). A subgraph of a program is judged on the layout the program
-feeds it (write_tasks.py draws it so); a fresh or varied input that came
+feeds it (program/draws.py draws it so); a fresh or varied input that came
 back contiguous would time a different kernel path than the program runs.
 """
 from __future__ import annotations

@@ -82,10 +82,16 @@ new = composed.ModelNew(*prog.get_init_inputs())
 new.load_state_dict(ref.state_dict())
 new.eval()
 xs = prog.get_inputs()
+def count_runs(model, into):
+    """Each kernel run of `model`'s tasks appends to `into` (its own task's
+    run: a copied model's copied counting wrapper is dropped first)."""
+    for task in {id(p._egg_task): p._egg_task for p in model._egg_parts if hasattr(p, "_egg_task")}.values():
+        task.__dict__.pop("run", None)
+        run = task.run
+        task.run = lambda a, b, run=run: into.append(1) or run(a, b)
+
 calls = []
-for task in {id(p._egg_task): p._egg_task for p in new._egg_parts if hasattr(p, "_egg_task")}.values():
-    run = task.run
-    task.run = lambda a, b, run=run: calls.append(1) or run(a, b)
+count_runs(new, calls)
 with torch.no_grad():
     want = ref(*xs)
     got = new(*xs)
@@ -125,9 +131,7 @@ elif what == "two":
     other.load_state_dict(ref.state_dict())
     other.eval()
     mine = []
-    for task in {id(p._egg_task): p._egg_task for p in other._egg_parts if hasattr(p, "_egg_task")}.values():
-        run = task.run
-        task.run = lambda a, b, run=run: mine.append(1) or run(a, b)
+    count_runs(other, mine)
     torch._dynamo.reset()
     n = len(calls)
     with torch.no_grad():
@@ -143,10 +147,7 @@ elif what == "copy":
     import torch._dynamo
     twin = copy.deepcopy(new)
     mine = []
-    for task in {id(p._egg_task): p._egg_task for p in twin._egg_parts if hasattr(p, "_egg_task")}.values():
-        task.__dict__.pop("run", None)  # the copied counting wrapper above ran the original's run
-        run = task.run
-        task.run = lambda a, b, run=run: mine.append(1) or run(a, b)
+    count_runs(twin, mine)
     torch._dynamo.reset()
     n = len(calls)
     with torch.no_grad():

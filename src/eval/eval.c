@@ -11,6 +11,7 @@
 #include "../util/err.h"
 #include "../util/hash.h"
 #include "../util/jsonnum.h"
+#include "pool.h"
 
 void eval_opts_init(struct eval_opts *o, const char *device)
 {
@@ -437,6 +438,15 @@ json_t *eval_task_size(struct worker *w, const char *device, const char *task_so
 	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "size", "device", device, "task_source", task_source);
 	json_t *res = worker_call_retry(w, req, 300000);
 	json_decref(req);
+	return res;
+}
+
+json_t *eval_candidate_pooled(struct pool *pool, int device, const struct eval_opts *o, const char *task_source,
+			      const char *kernel_source, const json_t *baseline)
+{
+	struct pool_slot *slot = pool_acquire_for(pool, device, eval_need_bytes(baseline, o->device));
+	json_t *res = eval_candidate(slot->worker, o, task_source, kernel_source, baseline);
+	pool_release(pool, slot);
 	return res;
 }
 

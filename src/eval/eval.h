@@ -132,6 +132,12 @@ enum eval_stage eval_stage_of(const json_t *result);
 json_t *eval_candidate(struct worker *w, const struct eval_opts *o, const char *task_source,
 		       const char *kernel_source, const json_t *baseline);
 
+struct pool;
+/* eval_candidate on a worker of `pool`'s `device`, admitted for the memory
+ * the evaluation needs (eval_need_bytes) and given back after it. */
+json_t *eval_candidate_pooled(struct pool *pool, int device, const struct eval_opts *o, const char *task_source,
+			      const char *kernel_source, const json_t *baseline);
+
 /*
  * The device memory one evaluation of the task is expected to need, from
  * its baseline (two processes, each about the baseline's peak, plus their

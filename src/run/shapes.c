@@ -109,7 +109,6 @@ struct at {
 static json_t *judge(struct at *a, const json_t *use)
 {
 	struct buf text = BUF_INIT;
-	struct pool_slot *slot;
 	json_t *summary = program_compose(a->src, a->plan, a->dir, use, 1, a->scratch), *res;
 	if (!summary || fs_read(a->scratch, &text) < 0) {
 		json_decref(summary);
@@ -118,9 +117,7 @@ static json_t *judge(struct at *a, const json_t *use)
 	}
 	json_decref(summary);
 	buf_adds(&text, "\n_EGG_INPUT_SHAPES = None  # egg: the parts run at any shape (its check at other shapes)\n");
-	slot = pool_acquire_for(a->rs->pool, 0, eval_need_bytes(a->baseline, a->eo.device));
-	res = eval_candidate(slot->worker, &a->eo, a->ref, buf_str(&text), a->baseline);
-	pool_release(a->rs->pool, slot);
+	res = eval_candidate_pooled(a->rs->pool, 0, &a->eo, a->ref, buf_str(&text), a->baseline);
 	buf_release(&text);
 	return res;
 }

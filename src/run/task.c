@@ -246,7 +246,6 @@ static json_t *evaluate_existing(struct run_shared *rc, struct task_state *ts, s
 				 const struct eval_opts *eo, const char *task, json_t *baseline, const char *path,
 				 struct buf *source)
 {
-	struct pool_slot *slot;
 	json_t *res;
 	json_object_set_new(baseline, "existing_path", json_string(path));
 	if (fs_read(path, source) < 0) {
@@ -254,9 +253,7 @@ static json_t *evaluate_existing(struct run_shared *rc, struct task_state *ts, s
 		err_clear();
 		return NULL;
 	}
-	slot = pool_acquire_for(rc->pool, ts->device, eval_need_bytes(baseline, eo->device));
-	res = eval_candidate(slot->worker, eo, task, buf_str(source), baseline);
-	pool_release(rc->pool, slot);
+	res = eval_candidate_pooled(rc->pool, ts->device, eo, task, buf_str(source), baseline);
 	if (!res) {
 		json_object_set_new(baseline, "existing_error", json_sprintf("not evaluated: %s", err_msg()));
 		err_clear();
@@ -332,7 +329,6 @@ static void judge_kernel(struct run_shared *rc, struct task_state *ts, struct re
 			 const struct eval_opts *eo, const char *task, const json_t *baseline, const char *dir)
 {
 	struct buf src = BUF_INIT;
-	struct pool_slot *slot;
 	json_t *res, *s;
 	pthread_mutex_lock(&rc->mu);
 	snprintf(ts->stage, sizeof(ts->stage), "judge");
@@ -343,9 +339,7 @@ static void judge_kernel(struct run_shared *rc, struct task_state *ts, struct re
 		finish(rc, ts, TASK_FAILED, "input", s);
 		return;
 	}
-	slot = pool_acquire_for(rc->pool, ts->device, eval_need_bytes(baseline, eo->device));
-	res = eval_candidate(slot->worker, eo, task, buf_str(&src), baseline);
-	pool_release(rc->pool, slot);
+	res = eval_candidate_pooled(rc->pool, ts->device, eo, task, buf_str(&src), baseline);
 	if (!res) {
 		enum err_kind k = err_kind();
 		s = failure(ts->path, err_msg());

@@ -67,7 +67,6 @@ static json_t *evaluate_whole(struct run_shared *rs, struct eval_opts *eo, const
 			      const char *dir, const json_t *use, const char *out, const json_t *baseline,
 			      json_t **composed)
 {
-	struct pool_slot *slot;
 	struct buf text = BUF_INIT;
 	json_t *res;
 	json_decref(*composed);
@@ -77,9 +76,7 @@ static json_t *evaluate_whole(struct run_shared *rs, struct eval_opts *eo, const
 	for (size_t i = 0; i < json_array_size(json_object_get(*composed, "parts")); i++)
 		eo->allow_torch |= !strcmp(json_string_value(json_object_get(json_array_get(json_object_get(*composed,
 			"parts"), i), "kind")) ?: "", "glue");
-	slot = pool_acquire_for(rs->pool, 0, eval_need_bytes(baseline, eo->device));
-	res = eval_candidate(slot->worker, eo, src, buf_str(&text), baseline);
-	pool_release(rs->pool, slot);
+	res = eval_candidate_pooled(rs->pool, 0, eo, src, buf_str(&text), baseline);
 	buf_release(&text);
 	return res;
 }

@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <math.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include "../agents/decisions.h"
 #include "ask.h"
 #include "../agents/facts.h"

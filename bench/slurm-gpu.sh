@@ -36,8 +36,14 @@ rm -rf "$root" "$cl"
 mkdir -p "$root"
 for f in .slurm-debs/*.deb; do dpkg -x "$f" "$root" || exit 2; done
 export SLURM_ROOT=$root PYTHONUNBUFFERED=1
-bash tests/slurm/cluster.sh start "$cl" 16 1 2 >/dev/null 2>"$out/cluster.err" || { cat "$out/cluster.err"; exit 3; }
-trap 'bash tests/slurm/cluster.sh stop "$cl"; cp -r "$cl/log" "$out/cluster-logs" 2>/dev/null; kill $mock 2>/dev/null' EXIT
+mock=
+trap 'bash tests/slurm/cluster.sh stop "$cl"; cp -r "$cl/log" "$out/cluster-logs" 2>/dev/null; cp "$cl"/munge/*.log "$out/cluster-logs/" 2>/dev/null; [ -n "$mock" ] && kill $mock 2>/dev/null' EXIT
+if ! bash tests/slurm/cluster.sh start "$cl" 16 1 2 >/dev/null 2>"$out/cluster.err"; then
+	# The daemons say why in their logs, not on standard error.
+	echo "the cluster did not start:"; cat "$out/cluster.err"
+	tail -n 5 "$cl"/log/*.log "$cl"/munge/*.log 2>/dev/null
+	exit 3
+fi
 . "$cl/env.sh"
 { cat "$cl/slurm.conf"; echo "--- gres.conf"; cat "$cl/gres.conf"; } >"$out/cluster-conf.txt"
 sinfo -o "%N %G %c %t" | tee "$out/sinfo.txt"

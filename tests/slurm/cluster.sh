@@ -44,6 +44,12 @@ stop() {
 	return 0
 }
 
+fail() { # fail DAEMON LOG: it exited at its start; what its log says, then stop
+	echo "cluster.sh: $1 did not start: $(tail -n 3 "$2" 2>/dev/null | tr '\n' ' ')" >&2
+	stop
+	exit 3
+}
+
 if [ "$cmd" = stop ]; then
 	stop
 	exit 0
@@ -115,15 +121,21 @@ ${root:+PluginDir=$root/usr/lib/x86_64-linux-gnu/slurm-wlm}
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus $gres_line State=UNKNOWN
 PartitionName=egg Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
+# No step is tracked or confined by cgroups here (linuxproc, task/none), yet
+# slurmd still starts a cgroup plugin: on a cgroup-v2 host it autodetects
+# v2, which wants systemd's dbus or a writable /sys/fs/cgroup that a
+# container does not have, and slurmd exits. The v1 plugin starts anywhere
+# when nothing asks it for a cgroup.
+echo "CgroupPlugin=cgroup/v1" >"$dir/cgroup.conf"
 export SLURM_CONF=$dir/slurm.conf
 {
 	echo "export SLURM_CONF='$SLURM_CONF'"
 	[ -n "$root" ] && echo "export PATH='$PATH' LD_LIBRARY_PATH='$LD_LIBRARY_PATH'"
 } >"$dir/env.sh"
 munged --socket="$dir/munge/munge.socket" --pid-file="$dir/munge/munged.pid" --key-file="$key" \
-	--log-file="$dir/munge/munged.log" --seed-file="$dir/munge/seed" --force || { stop; exit 3; }
-slurmctld -f "$SLURM_CONF" || { stop; exit 3; }
-slurmd -f "$SLURM_CONF" || { stop; exit 3; }
+	--log-file="$dir/munge/munged.log" --seed-file="$dir/munge/seed" --force || fail munged "$dir/munge/munged.log"
+slurmctld -f "$SLURM_CONF" || fail slurmctld "$dir/log/slurmctld.log"
+slurmd -f "$SLURM_CONF" || fail slurmd "$dir/log/slurmd.log"
 for _ in $(seq 60); do
 	if sinfo -h -o %t 2>/dev/null | grep -q '^idle'; then
 		echo "$SLURM_CONF"

@@ -7,7 +7,9 @@ Writes OUT/KEY.txt for each SPOOL/pending/KEY.json: the system message, then
 the user message, as a person or another model would read them. The reply
 to each goes to SPOOL/replies/KEY.txt (the text the model would return), or
 SPOOL/replies/KEY.json ({"content": ..., "usage": {...}}); then run egg again
-(egg bench --resume RUN, or the same egg optimize command).
+(egg bench --resume RUN, or the same egg optimize command). A pending
+request whose reply is already in SPOOL/replies is not rendered again: the
+next run reads that reply (it is named on standard error).
 """
 import glob
 import json
@@ -23,6 +25,9 @@ def main() -> int:
     os.makedirs(out, exist_ok=True)
     for path in sorted(glob.glob(os.path.join(spool, "pending", "*.json"))):
         req = json.load(open(path))
+        if any(os.path.exists(os.path.join(spool, "replies", req["key"] + ext)) for ext in (".txt", ".json")):
+            sys.stderr.write(f"{req['key']}: answered already (its reply is in {spool}/replies)\n")
+            continue
         text = "".join(f"=== {m['role'].upper()} MESSAGE ===\n{m['content']}\n\n" for m in req["messages"])
         with open(os.path.join(out, f"{req['key']}.txt"), "w") as f:
             f.write(text)

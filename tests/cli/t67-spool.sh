@@ -57,6 +57,15 @@ for f in files:
     c = r["context"]
     assert c["agent"] == "code.seed" and c["stage"] == "seed" and c["call"] == 1 and c["task"].startswith("small__")
 PY
+render=$SRC/scripts/spool-render.py
+python3 "$render" "$EGG_LLM_SPOOL" "$TMP/r1" >/dev/null
+check "spool-render writes each pending request as text" test "$(ls "$TMP/r1" | wc -l)" -eq 2
+first=$(ls "$EGG_LLM_SPOOL"/pending | head -1)
+mkdir -p "$EGG_LLM_SPOOL/replies"; echo "a reply" >"$EGG_LLM_SPOOL/replies/${first%.json}.txt"
+python3 "$render" "$EGG_LLM_SPOOL" "$TMP/r2" >/dev/null 2>"$TMP/r2.err"
+check "a request whose reply is in already is not rendered again, and is named" \
+	bash -c "test \"\$(ls '$TMP/r2' | wc -l)\" -eq 1 && grep -q '^${first%.json}: answered already' '$TMP/r2.err'"
+rm "$EGG_LLM_SPOOL/replies/${first%.json}.txt"
 run_egg runs --json
 check "egg runs counts the waiting tasks" test "$(json_get "$OUT" '[r["waiting"] for r in j["runs"]][0]')" = 2
 run_egg report "$RUN" --json

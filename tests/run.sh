@@ -13,15 +13,20 @@ failed=0
 skipped=0
 failures=()
 skips=()
+timings=()
 log=$(mktemp)
 
 run_group() {
 	local name=$1; shift
 	[ -n "$only" ] && [[ "$name" != *"$only"* ]] && return
 	echo "# == $name"
+	local t0=$SECONDS
 	"$@" >"$log" 2>&1
 	local rc=$?
 	cat "$log"
+	# Each group's wall time, so that a slower CI run shows where it went.
+	echo "# $name took $((SECONDS - t0)) s"
+	timings+=("$((SECONDS - t0)) $name")
 	local p f s
 	# A skipped check ("ok N - ... # SKIP why") proved nothing: it is counted
 	# and listed as a skip, never as a pass.
@@ -70,6 +75,7 @@ run_group mutants python3 scripts/mutants.py --ci --tap
 
 rm -f "$log"
 echo
+[ ${#timings[@]} -gt 1 ] && echo "slowest groups: $(printf '%s\n' "${timings[@]}" | sort -rn | head -5 | awk '{printf "%s%s %d s", (NR>1 ? ", " : ""), $2, $1}')"
 [ ${#failures[@]} -gt 0 ] && echo "failed groups: ${failures[*]}"
 [ ${#skips[@]} -gt 0 ] && echo "skipped (reason on each '# SKIP' line above): ${skips[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"

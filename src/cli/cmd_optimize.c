@@ -184,9 +184,13 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 			/* It passed, and it is slower than what the user runs today. */
 			const json_t *orig = json_object_get(uc, "best_original"), *d = json_object_get(uc, "best_dropin");
 			err_set(ERR_REJECTED, "the drop-in is not faster than the program as its user runs it: %.4f ms per "
-				"forward (%s) against the original's %.4f ms (%s), by wall clock%s%s%s; it stays in '%s'",
+				"forward (%s) against the original's %.4f ms (%s), by wall clock%s%s%s%s; it stays in '%s'",
 				json_num(d, "wall_ms"), json_string_value(json_object_get(d, "way")) ?: "none ran",
 				json_num(orig, "wall_ms"), json_string_value(json_object_get(orig, "way")) ?: "none ran",
+				json_is_true(json_object_get(uc, "within_noise"))
+					? " (the median is lower, but the drop-in's slowest round is not faster than the "
+					  "original's fastest: within the noise)"
+					: "",
 				output ? " ('" : "", output ? output : "", output ? "' is not written)" : "",
 				json_string_value(json_object_get(prog, "composed")) ?: "?");
 			code = err_report();

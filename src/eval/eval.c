@@ -198,13 +198,14 @@ const struct eval_user_way eval_user_ways[EVAL_USER_WAYS] = {
 };
 
 json_t *eval_usertime(struct worker *w, const struct eval_opts *o, const char *task_source,
-		      const char *dropin_source, int wall_iters)
+		      const char *dropin_source, int wall_iters, int wall_rounds)
 {
 	json_t *req = run_request("usertime", o, task_source), *res, *ways = json_array();
 	int cpu = !strcmp(o->device, "cpu");
 	json_object_del(req, "clock");
 	json_object_set_new(req, "kernel_source", json_string(dropin_source));
 	json_object_set_new(req, "wall_iters", json_integer(wall_iters));
+	json_object_set_new(req, "wall_rounds", json_integer(wall_rounds));
 	/* Each way's names, once (a compiled way has the same name on both sides). */
 	for (int k = 0; k < EVAL_USER_WAYS; k++) {
 		if (cpu && eval_user_ways[k].compiled)

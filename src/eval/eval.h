@@ -73,12 +73,13 @@ json_t *eval_baseline(struct worker *w, const struct eval_opts *o, const char *t
  * plain, under torch.compile and under torch.compile with CUDA graphs, the
  * drop-in the same three ways (on the CPU plain only: Inductor on the CPU
  * around interpreted kernels says nothing), each by GPU time and by wall
- * clock per forward over `wall_iters` calls, launch included. Returns
- * {"original": {WAY: {"device_ms", "device_cv", "wall_ms"} or {"error"}} or
- * {"error"}, "dropin": ...} (owned), or NULL on an infrastructure failure.
+ * clock per forward over `wall_iters` calls, launch included, `wall_rounds`
+ * times. Returns {"original": {WAY: {"device_ms", "device_cv", "wall_ms"
+ * (the median round), "wall_rounds_ms"} or {"error"}} or {"error"},
+ * "dropin": ...} (owned), or NULL on an infrastructure failure.
  */
 json_t *eval_usertime(struct worker *w, const struct eval_opts *o, const char *task_source,
-		      const char *dropin_source, int wall_iters);
+		      const char *dropin_source, int wall_iters, int wall_rounds);
 /* Those ways, in the order reports show them: the original's name for the
  * way and the drop-in's (the worker's usertime.py WAYS), the words for it,
  * and whether it compiles (run on a GPU only). */

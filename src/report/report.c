@@ -563,7 +563,10 @@ static void print_user_clock(FILE *f, const json_t *uc)
 		json_string_value(json_object_get(o, "way")) ?: "(none ran)", fmt_figure("%.3f", json_num(o, "wall_ms"), b[1]),
 		fmt_figure("%.2fx", json_num(uc, "speedup"), b[2]),
 		!json_is_true(json_object_get(uc, "judged")) ? " (not judged: interpreted kernels on the CPU say nothing of speed)"
-		: json_is_true(json_object_get(uc, "faster")) ? "; run the drop-in that way" : "; not faster: the drop-in is not a result");
+		: json_is_true(json_object_get(uc, "faster")) ? "; run the drop-in that way"
+		: json_is_true(json_object_get(uc, "within_noise"))
+			? "; within the noise (its slowest round is not faster than the original's fastest): the drop-in is not a result"
+			: "; not faster: the drop-in is not a result");
 }
 
 void report_print_program(FILE *f, const json_t *prog)

@@ -170,7 +170,10 @@ static void html_user_clock(struct buf *b, const json_t *uc)
 	buf_addf(b, ", %s ms: %s%s</p>", fmt_figure("%.3f", json_num(o, "wall_ms"), t[1]),
 		 fmt_figure("%.2fx", json_num(uc, "speedup"), t[2]),
 		 !json_is_true(json_object_get(uc, "judged")) ? " (not judged: interpreted kernels on the CPU)"
-		 : json_is_true(json_object_get(uc, "faster")) ? "" : "; not faster: the drop-in is not a result");
+		 : json_is_true(json_object_get(uc, "faster")) ? ""
+		 : json_is_true(json_object_get(uc, "within_noise"))
+			 ? "; within the noise (its slowest round is not faster than the original's fastest): the drop-in is not a result"
+			 : "; not faster: the drop-in is not a result");
 }
 
 /* The whole program of an egg optimize --split run: its subgraphs by what

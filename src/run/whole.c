@@ -421,22 +421,53 @@ static json_t *best_way(const json_t *ways)
 			best = way;
 			b = w;
 		}
-	return b ? json_pack("{s:s, s:o, s:o}", "way", best, "wall_ms", num_or_null(json_num(b, "wall_ms")), "device_ms",
-			     num_or_null(json_num(b, "device_ms")))
+	return b ? json_pack("{s:s, s:o, s:o, s:O}", "way", best, "wall_ms", num_or_null(json_num(b, "wall_ms")),
+			     "device_ms", num_or_null(json_num(b, "device_ms")), "wall_rounds_ms",
+			     json_object_get(b, "wall_rounds_ms") ?: json_null())
 		 : json_null();
+}
+
+/* The fastest and slowest of a way's rounds ("wall_rounds_ms"); a record
+ * without rounds (an older worker) has its one figure as both. */
+static void round_range(const json_t *way, double *lo, double *hi)
+{
+	const json_t *r = json_object_get(way, "wall_rounds_ms"), *v;
+	size_t i;
+	*lo = *hi = json_num(way, "wall_ms");
+	json_array_foreach(r, i, v) {
+		double x = json_number_value(v);
+		if (!json_is_number(v) || isnan(x))
+			continue;
+		if (i == 0 || x < *lo)
+			*lo = x;
+		if (i == 0 || x > *hi)
+			*hi = x;
+	}
+}
+
+int whole_clearly_faster(const json_t *original, const json_t *dropin)
+{
+	double olo, ohi, dlo, dhi;
+	round_range(original, &olo, &ohi);
+	round_range(dropin, &dlo, &dhi);
+	return !isnan(ohi) && !isnan(dhi) && dhi > 0 && dhi < olo;
 }
 
 /*
  * The user's clock (eval_usertime): the original and the drop-in each run
  * every way a user runs a model, and the best of each compared by wall
- * clock per forward, launch included. On a GPU that comparison decides
- * ("judged"): a drop-in not faster than the original run its best way is
- * not a result (cmd_optimize: exit 1, no -o). On the CPU interpreted
- * kernels are always slower and the figures are recorded unjudged, unless
+ * clock per forward, launch included (the median of USER_CLOCK_ROUNDS
+ * rounds). On a GPU that comparison decides ("judged"): a drop-in whose
+ * best way is not faster than the original's, every round of it against
+ * every round of the original's (whole_clearly_faster), is not a result
+ * (cmd_optimize: exit 1, no -o); "within_noise" says when the medians alone
+ * would have called it faster. On the CPU interpreted kernels are always
+ * slower and the figures are recorded unjudged, from one round, unless
  * EGG_JUDGE_CPU_SPEED=1 (the tests of the rule). -1 on an infrastructure
  * failure.
  */
 #define USER_CLOCK_CALLS 100
+#define USER_CLOCK_ROUNDS 3
 
 static int user_clock(struct whole *w, json_t *out, int cpu)
 {
@@ -444,11 +475,13 @@ static int user_clock(struct whole *w, json_t *out, int cpu)
 	struct pool_slot *slot;
 	json_t *res, *orig, *drop;
 	const char *judge_cpu = getenv("EGG_JUDGE_CPU_SPEED");
+	int judged = !cpu || (judge_cpu && !strcmp(judge_cpu, "1")), faster;
 	double a, b;
 	if (fs_read(w->program_py, &text) < 0)
 		return -1;
 	slot = pool_acquire(w->rs->pool, 0);
-	res = eval_usertime(slot->worker, &w->eo, w->src, buf_str(&text), USER_CLOCK_CALLS);
+	res = eval_usertime(slot->worker, &w->eo, w->src, buf_str(&text), USER_CLOCK_CALLS,
+			    judged ? USER_CLOCK_ROUNDS : 1);
 	pool_release(w->rs->pool, slot);
 	buf_release(&text);
 	if (!res)
@@ -461,8 +494,10 @@ static int user_clock(struct whole *w, json_t *out, int cpu)
 	json_object_set_new(res, "best_original", orig);
 	json_object_set_new(res, "best_dropin", drop);
 	json_object_set_new(res, "speedup", !isnan(a) && !isnan(b) && b > 0 ? json_real(a / b) : json_null());
-	json_object_set_new(res, "faster", json_boolean(!isnan(a) && !isnan(b) && b < a));
-	json_object_set_new(res, "judged", json_boolean(!cpu || (judge_cpu && !strcmp(judge_cpu, "1"))));
+	faster = json_is_object(orig) && json_is_object(drop) && whole_clearly_faster(orig, drop);
+	json_object_set_new(res, "faster", json_boolean(faster));
+	json_object_set_new(res, "within_noise", json_boolean(!faster && !isnan(a) && !isnan(b) && b < a));
+	json_object_set_new(res, "judged", json_boolean(judged));
 	json_object_set_new(out, "user_clock", res);
 	return 0;
 }

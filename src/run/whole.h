@@ -34,6 +34,11 @@ enum subgraph_outcome subgraph_outcome_of(const char *name);
  * outcome name (never its "why"). Owned. */
 json_t *whole_amdahl(const json_t *rows, double compile_ratio, int cpu);
 
+/* Whether the drop-in's best way ({"wall_ms", "wall_rounds_ms"}) beats the
+ * original's clear of the noise: its slowest round is faster than the
+ * original's fastest (a way without rounds counts its one figure). */
+int whole_clearly_faster(const json_t *original, const json_t *dropin);
+
 struct whole_opts {
 	double min_share;	/* subgraphs below this share of the eager time are not optimized (0.02) */
 	int max_tasks;		/* --max-subgraphs: at most this many distinct tasks, most time left after torch.compile first (0: all) */

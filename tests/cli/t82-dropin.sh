@@ -209,6 +209,12 @@ u = j["user_clock"]
 assert u["judged"] is True and u["faster"] is False, u
 assert u["best_original"]["way"] == "eager" and u["best_dropin"]["way"] == "plain", u
 assert u["original"]["eager"]["wall_ms"] > 0 and u["dropin"]["plain"]["wall_ms"] > u["original"]["eager"]["wall_ms"], u
+assert u["within_noise"] is False, u
+# a judged comparison times each way in three rounds; its figure is the median round
+for side, way in (("original", "eager"), ("dropin", "plain")):
+    r = u[side][way]["wall_rounds_ms"]
+    assert len(r) == 3 and u[side][way]["wall_ms"] == sorted(r)[1], (side, u[side][way])
+assert u["best_dropin"]["wall_rounds_ms"] == u["dropin"]["plain"]["wall_rounds_ms"], u
 assert not os.path.exists(sys.argv[2]), "the slower drop-in was written to -o"
 PY
 expect_err "^egg: rejected: the drop-in is not faster than the program as its user runs it: .* ms per forward \(plain\) against the original's .* ms \(eager\), by wall clock \('.*slow.py' is not written\)" \
@@ -221,6 +227,7 @@ check "the record says so, and -o is written" python3 - "$OUT" "$TMP/cpu.py" <<'
 import json, os, sys
 u = json.load(open(sys.argv[1]))["user_clock"]
 assert u["judged"] is False and u["dropin"]["plain"]["wall_ms"] > 0, u
+assert len(u["dropin"]["plain"]["wall_rounds_ms"]) == 1, u  # unjudged: one round is enough
 assert os.path.exists(sys.argv[2])
 PY
 run=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$OUT")

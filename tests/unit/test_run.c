@@ -147,6 +147,27 @@ static void stop_advice(void)
 	free(line);
 }
 
+/* The user's clock decides on every round of each side's best way: a
+ * drop-in whose median is lower but whose rounds overlap the original's is
+ * within the noise, not faster. */
+static void clearly_faster(void)
+{
+	json_t *orig = json_pack("{s:f, s:[f, f, f]}", "wall_ms", 2.45, "wall_rounds_ms", 2.44, 2.45, 2.47);
+	json_t *gain = json_pack("{s:f, s:[f, f, f]}", "wall_ms", 2.31, "wall_rounds_ms", 2.30, 2.31, 2.33);
+	json_t *overlap = json_pack("{s:f, s:[f, f, f]}", "wall_ms", 2.43, "wall_rounds_ms", 2.42, 2.43, 2.46);
+	json_t *old_record = json_pack("{s:f}", "wall_ms", 2.445);
+	CHECK(whole_clearly_faster(orig, gain), "every round of the drop-in under every round of the original: faster");
+	CHECK(!whole_clearly_faster(orig, overlap), "a lower median whose slowest round (2.46) is not under the "
+	      "original's fastest (2.44): within the noise, not faster");
+	CHECK(!whole_clearly_faster(gain, orig), "a slower drop-in is not faster");
+	CHECK(whole_clearly_faster(orig, old_record) == 0 && whole_clearly_faster(old_record, gain),
+	      "a way without rounds counts its one figure");
+	json_decref(orig);
+	json_decref(gain);
+	json_decref(overlap);
+	json_decref(old_record);
+}
+
 void suite_run(void)
 {
 	static const char *const cases[][3] = {
@@ -165,4 +186,5 @@ void suite_run(void)
 	}
 	wording_is_not_data();
 	stop_advice();
+	clearly_faster();
 }

@@ -19,7 +19,7 @@ from egg_worker.messages import REQUESTS  # noqa: E402
 EGG_SENDS = {"timeout_s": 300.0, "lock": None, "precision": "fp32", "clock": "gpu", "warmup": 1, "iters": 5,
              "kernel_source": None, "selfcheck": False, "trials": 5, "timing": True, "truth": True, "atol": None,
              "rtol": None, "compile_mode": "default", "calls": 1, "ncu_args": [], "ncu": None, "allow_torch": False,
-             "measure": False, "name": "task.py", "wall_iters": 100,
+             "measure": False, "name": "task.py", "wall_iters": 100, "wall_rounds": 3,
              "ways": ["eager", "plain", "compile", "compile_cudagraphs"]}
 
 

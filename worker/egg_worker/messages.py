@@ -49,7 +49,8 @@ REQUESTS: dict[str, dict] = {
                     ncu=_STR_OR_NONE),
     "calibrate": {"device": str, "timeout_s": _NUM, "lock": _STR_OR_NONE},
     "split": dict(_JOB, measure=bool, iters=int, name=str),
-    "usertime": dict(_JOB, kernel_source=str, precision=str, warmup=int, iters=int, wall_iters=int, ways=list),
+    "usertime": dict(_JOB, kernel_source=str, precision=str, warmup=int, iters=int, wall_iters=int, wall_rounds=int,
+                     ways=list),
     "shutdown": {},
 }
 

@@ -9,7 +9,11 @@ two clocks:
   wall_ms  wall clock per forward over back-to-back calls on the same
            inputs, launch included, synchronised once at the end: what a
            user's own loop sees (a forward that takes longer to launch than
-           to run shows it here and not in device_ms).
+           to run shows it here and not in device_ms). The loop runs
+           wall_rounds times; wall_ms is the median round and wall_rounds_ms
+           every round, so that a comparison can tell a gain from the
+           host's noise (whole.c counts the drop-in faster only when its
+           slowest round beats the original's fastest).
 
 Each side runs in a process of its own: the original in a trusted one, the
 drop-in (it holds model-written kernels) in the candidate's sandbox. Both
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import tempfile
 import time
 
@@ -45,15 +50,19 @@ WAYS = {"original": (("eager", None), ("compile", "default"), ("compile_cudagrap
         "dropin": (("plain", None), ("compile", "default"), ("compile_cudagraphs", "reduce-overhead"))}
 
 
-def _wall_ms(fn, inputs: list, n: int, device: torch.device) -> float:
-    """Wall clock per forward over n back-to-back calls, launch included."""
+def _wall_rounds_ms(fn, inputs: list, n: int, rounds: int, device: torch.device) -> list:
+    """Wall clock per forward over n back-to-back calls, launch included,
+    once per round."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    sync()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn(*inputs)
-    sync()
-    return (time.perf_counter() - t0) * 1e3 / n
+    out = []
+    for _ in range(max(1, rounds)):
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn(*inputs)
+        sync()
+        out.append((time.perf_counter() - t0) * 1e3 / n)
+    return out
 
 
 def _time_way(fn, base: list, job: dict, timer: Timer, device: torch.device) -> dict:
@@ -62,8 +71,9 @@ def _time_way(fn, base: list, job: dict, timer: Timer, device: torch.device) -> 
             fn(*base)
         timer.run(fn, base, job["seed"], job["warmup"], checksums=False, warmup=True)
         dev = stats(timer.run(fn, base, job["seed"] + 1, job["iters"], checksums=False)["events_ms"])
-        wall = _wall_ms(fn, base, job["wall_iters"], device)
-    return {"device_ms": dev["median"], "device_cv": dev["cv"], "wall_ms": wall}
+        rounds = _wall_rounds_ms(fn, base, job["wall_iters"], job["wall_rounds"], device)
+    return {"device_ms": dev["median"], "device_cv": dev["cv"], "wall_ms": statistics.median(rounds),
+            "wall_rounds_ms": rounds}
 
 
 def child(ch, job: dict) -> None:
@@ -127,7 +137,8 @@ def _side(ctx: dict, job: dict, side: str, scratch: str, seeds: dict, deadline: 
     c_job = dict(seeds, side=side, device=job["device"], precision=job["precision"], task_path=task_path,
                  kernel_path=kernel_path, scratch=scratch, l2_bytes=ctx["l2_bytes"].get(job["device"], 0),
                  cpu_threads=ctx["cpu_threads"], warmup=job["warmup"], iters=job["iters"],
-                 wall_iters=job["wall_iters"], ways=job["ways"], memory_limit=ctx.get("memory_limit"),
+                 wall_iters=job["wall_iters"], wall_rounds=job["wall_rounds"], ways=job["ways"],
+                 memory_limit=ctx.get("memory_limit"),
                  sandbox=dict(ctx["sandbox"], drop_to_nobody=ctx["drop_privileges"]))
     progress.step(f"user's clock: loading the {'drop-in' if side == 'dropin' else 'original program'}")
     c = spawn(child, f"usertime-{side}", os.path.join(scratch, f"{side}.log"), c_job)

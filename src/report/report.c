@@ -565,7 +565,8 @@ static void print_user_clock(FILE *f, const json_t *uc)
 		!json_is_true(json_object_get(uc, "judged")) ? " (not judged: interpreted kernels on the CPU say nothing of speed)"
 		: json_is_true(json_object_get(uc, "faster")) ? "; run the drop-in that way"
 		: json_is_true(json_object_get(uc, "within_noise"))
-			? "; within the noise (its slowest round is not faster than the original's fastest): the drop-in is not a result"
+			? "; within the noise (its slowest round is not faster than the original's fastest): "
+			  "the drop-in is not a result"
 			: "; not faster: the drop-in is not a result");
 }
 

@@ -172,7 +172,8 @@ static void html_user_clock(struct buf *b, const json_t *uc)
 		 !json_is_true(json_object_get(uc, "judged")) ? " (not judged: interpreted kernels on the CPU)"
 		 : json_is_true(json_object_get(uc, "faster")) ? ""
 		 : json_is_true(json_object_get(uc, "within_noise"))
-			 ? "; within the noise (its slowest round is not faster than the original's fastest): the drop-in is not a result"
+			 ? "; within the noise (its slowest round is not faster than the original's fastest): "
+			   "the drop-in is not a result"
 			 : "; not faster: the drop-in is not a result");
 }
 

@@ -222,7 +222,7 @@ int cmd_compose(const struct command *self, int argc, char **argv)
 	}
 	kernels = run ? run_kernels(ctx.cfg.store, run, ctx.args.v[1], plan)
 		      : program_kernels_in_dir(plan, ctx.args.v[1]);
-	if (!kernels || !(summary = program_compose(buf_str(&task), plan, ctx.args.v[1], kernels, keep_torch, output))) {
+	if (!kernels || !(summary = program_compose(buf_str(&task), plan, ctx.args.v[1], kernels, &(struct compose_opts){ .keep_torch = keep_torch }, output))) {
 		code = err_report();
 		goto out;
 	}

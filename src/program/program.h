@@ -10,7 +10,11 @@
 /*
  * The plan of a split program (DIR/plan.json):
  *   {"program": FILE, "program_sha256": HEX (of its text; absent in older plans),
- *    "inputs": [NAME...], "output": EXPR over v[NAME],
+ *    "plan_version": 2 (absent in older plans), "inputs": [NAME...],
+ *    "output_tree": the program's output over value names ({"value": NAME},
+ *                   {"tuple": [TREE...]}, {"list": [...]}, {"dict": [[KEY, TREE]...]},
+ *                   {"const": VALUE}); an older plan has "output", an
+ *                   expression over v['NAME'], instead,
  *    "measured_on": DEVICE or null, "eager_ms": MS or null,
  *    "subgraphs": [{"name", "file", "ops", "inputs", "outputs", "params": {PART_KEY: PROGRAM_KEY},
  *                   "share", "eager_ms", "glue", "notes", "input_shapes"}]}
@@ -43,20 +47,30 @@ int program_plan_fits(const json_t *plan, const char *source);
  * DIR/STEM.py, a repeated subgraph's being its task's): {FILE: PATH} (owned). */
 json_t *program_kernels_in_dir(const json_t *plan, const char *dir);
 
+/* How egg compose puts a program together. */
+struct compose_opts {
+	int keep_torch;		/* a subgraph without a kernel runs its own PyTorch (else an error) */
+	int any_shape;		/* the kernels run at any input shape (the check at other shapes, shapes.c) */
+};
+
 /*
  * Writes `out_path`: one self-contained file defining ModelNew with
  * Model's constructor and parameters (the program's source first, as it
  * is), whose forward runs the subgraphs in order, each through its kernel
  * (`kernels`: {FILE: kernel path}, borrowed) or, without one, through its
- * subgraph's PyTorch code when `keep_torch` (glue always). A subgraph
+ * subgraph's PyTorch code when co->keep_torch (glue always). A subgraph
  * without a kernel and without keep_torch: NULL with ERR_INPUT naming it.
- * The code that loads and binds the parts is the worker's
- * egg_worker/program/compose_runtime.py (launch_worker_dir), copied in;
- * without it, NULL with ERR_INFRA naming the path.
+ * What the runtime reads is data: one JSON document (_EGG_PLAN) read by
+ * json.loads, and the sources as string literals; the forward is
+ * straight-line code over the plan's value names (each checked to be an
+ * identifier: ERR_INPUT otherwise). The code that loads and binds the
+ * parts is the worker's egg_worker/program/compose_runtime.py
+ * (launch_worker_dir), copied in; without it, NULL with ERR_INFRA naming
+ * the path.
  * Returns {"out", "parts": [{"name", "file", "kind": "kernel"|"torch"|"glue",
  * "kernel"}], "kernel_parts", "torch_parts"} (owned).
  */
 json_t *program_compose(const char *task_source, const json_t *plan, const char *dir, const json_t *kernels,
-			int keep_torch, const char *out_path);
+			const struct compose_opts *co, const char *out_path);
 
 #endif

@@ -14,8 +14,10 @@ void py_string(struct buf *b, const char *text)
 	for (const char *p = text; *p; p++) {
 		if (*p == '\\')
 			buf_adds(b, "\\\\");
-		else if (*p == '\'' && p[1] == '\'' && p[2] == '\'')
-			buf_adds(b, "\\'");
+		else if (*p == '\'')
+			buf_adds(b, "\\'");	/* every quote: one at the end would close the literal */
+		else if (*p == '\r')
+			buf_adds(b, "\\r");
 		else
 			buf_addc(b, *p);
 	}

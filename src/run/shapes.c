@@ -109,14 +109,15 @@ struct at {
 static json_t *judge(struct at *a, const json_t *use)
 {
 	struct buf text = BUF_INIT;
-	json_t *summary = program_compose(a->src, a->plan, a->dir, use, 1, a->scratch), *res;
+	/* The parts run at any shape there: the check is of the shape itself. */
+	struct compose_opts co = { .keep_torch = 1, .any_shape = 1 };
+	json_t *summary = program_compose(a->src, a->plan, a->dir, use, &co, a->scratch), *res;
 	if (!summary || fs_read(a->scratch, &text) < 0) {
 		json_decref(summary);
 		buf_release(&text);
 		return NULL;
 	}
 	json_decref(summary);
-	buf_adds(&text, "\n_EGG_INPUT_SHAPES = None  # egg: the parts run at any shape (its check at other shapes)\n");
 	res = eval_candidate_pooled(a->rs->pool, 0, &a->eo, a->ref, buf_str(&text), a->baseline);
 	buf_release(&text);
 	return res;

@@ -70,7 +70,7 @@ static json_t *evaluate_whole(struct run_shared *rs, struct eval_opts *eo, const
 	struct buf text = BUF_INIT;
 	json_t *res;
 	json_decref(*composed);
-	if (!(*composed = program_compose(src, plan, dir, use, 1, out)) || fs_read(out, &text) < 0)
+	if (!(*composed = program_compose(src, plan, dir, use, &(struct compose_opts){ .keep_torch = 1 }, out)) || fs_read(out, &text) < 0)
 		return NULL;
 	eo->allow_torch = json_integer_value(json_object_get(*composed, "torch_parts")) > 0;
 	for (size_t i = 0; i < json_array_size(json_object_get(*composed, "parts")); i++)
@@ -403,7 +403,7 @@ static int other_shapes(struct whole *w, const json_t *rows, const json_t *kerne
 		return 0;
 	plan = json_deep_copy(w->plan);
 	json_object_set(plan, "checked_shapes", json_object_get(found, "checked"));
-	summary = program_compose(w->src, plan, w->dir, kernels, 1, w->program_py);
+	summary = program_compose(w->src, plan, w->dir, kernels, &(struct compose_opts){ .keep_torch = 1 }, w->program_py);
 	rc = summary ? 0 : -1;
 	json_decref(summary);
 	json_decref(plan);

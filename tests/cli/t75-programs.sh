@@ -291,8 +291,15 @@ assert len(up) == 3 and all(s["status"] == "optimized" and s["used"] for s in up
 assert up[0]["occurrences"] == 3 and up[0]["task_share"] > max(s["share"] for s in up), up[0]
 assert j["end_to_end"]["verdict"] == "pass", j["end_to_end"]
 PY
-check "the composed program binds each layer's own weights to the one kernel" \
-	grep -q '"params": {"blocks_0_up.weight":"blocks.2.up.weight","blocks_0_up.bias":"blocks.2.up.bias"}' "$TMP/rb_fast.py"
+check "the composed program binds each layer's own weights to its task's kernel" python3 - "$TMP/rb_fast.py" <<'PY'
+import ast, json, sys
+tree = ast.parse(open(sys.argv[1]).read())
+plan = next(json.loads(n.value.args[0].value) for n in tree.body
+            if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "_EGG_PLAN")
+ups = [p for p in plan["parts"] if p["kind"] == "kernel"]
+assert len(ups) == 3 and len({p["task"] for p in ups}) == 1, ups
+assert ups[2]["params"] == {"blocks_0_up.weight": "blocks.2.up.weight", "blocks_0_up.bias": "blocks.2.up.bias"}, ups[2]
+PY
 run_egg "${EV[@]}" --allow-torch "$P/repeated_blocks.py" "$TMP/rb_fast.py"
 expect_rc 0 "the composed program passes egg eval on its own"
 run_egg report latest

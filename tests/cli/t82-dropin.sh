@@ -83,12 +83,13 @@ new.load_state_dict(ref.state_dict())
 new.eval()
 xs = prog.get_inputs()
 def count_runs(model, into):
-    """Each kernel run of `model`'s tasks appends to `into` (its own task's
-    run: a copied model's copied counting wrapper is dropped first)."""
-    for task in {id(p._egg_task): p._egg_task for p in model._egg_parts if hasattr(p, "_egg_task")}.values():
-        task.__dict__.pop("run", None)
-        run = task.run
-        task.run = lambda a, b, run=run: into.append(1) or run(a, b)
+    """Each kernel run of `model`'s parts appends to `into` (its own part's
+    call: a copied model's copied counting wrapper is dropped first)."""
+    for p in model._egg_parts:
+        if hasattr(p, "_egg_kernel"):
+            p.__dict__.pop("_egg_call", None)
+            call = p._egg_call
+            p._egg_call = lambda xs, call=call: into.append(1) or call(xs)
 
 calls = []
 count_runs(new, calls)
@@ -97,9 +98,12 @@ with torch.no_grad():
     got = new(*xs)
 assert torch.allclose(want, got, atol=1e-5), (want - got).abs().max()
 if what == "one-kernel":
-    kernels = [p for p in new._egg_parts if hasattr(p, "_egg_task")]
-    assert len(kernels) == 3 and len({id(p._egg_task) for p in kernels}) == 1, kernels
-    assert len(new._egg_kernels) == 1 and len(calls) == 3, (len(new._egg_kernels), len(calls))
+    # One kernel instance per occurrence (nothing rebound per call), all of
+    # one source module: one Triton function, compiled and tuned once.
+    kernels = [p for p in new._egg_parts if hasattr(p, "_egg_kernel")]
+    assert len(kernels) == 3 and len({id(p._egg_kernel) for p in kernels}) == 3, kernels
+    assert len({type(p._egg_kernel).__module__ for p in kernels}) == 1, kernels
+    assert len({p._egg_index for p in kernels}) == 1 and len(calls) == 3, len(calls)
 elif what == "guard":
     n = len(calls)
     x = xs[0]
@@ -156,7 +160,7 @@ elif what == "copy":
     assert torch.allclose(want, out, atol=1e-5)
 print("ok")
 PY
-check "each occurrence runs the one kernel instance of its task, on its own weights" \
+check "each occurrence runs its own instance of its task's one kernel, on its own weights" \
 	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/repeated_blocks.py" "$TMP/rb_k.py" one-kernel
 check "an input of another layout or dtype runs the program's own forward, no kernel" \
 	env TRITON_INTERPRET=1 python3 "$TMP/dropin_check.py" "$P/repeated_blocks.py" "$TMP/rb_k.py" guard

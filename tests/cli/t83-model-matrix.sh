@@ -39,7 +39,7 @@ check "the program egg wrote says the model runs without its cache" test $? -eq 
 # egg compose takes the model spec egg split took (the program beside the parts).
 run_egg compose "$M:llama" "$TMP/llama-bf16" -o "$TMP/llama_spec.py" --keep-torch
 expect_rc 0 "egg compose takes the model spec egg split took"
-check "and composes the program egg wrote for it" grep -q "_EGG_PARTS" "$TMP/llama_spec.py"
+check "and composes the program egg wrote for it" grep -q "_EGG_PLAN = _egg_json.loads" "$TMP/llama_spec.py"
 # A mistyped callable: did-you-mean, and nothing left behind.
 run_egg split --device cpu --no-measure "$M:lama" "$TMP/typo" --inputs 2x16:int64:512
 expect_rc 2 "a mistyped callable is the user's input (exit 2)"

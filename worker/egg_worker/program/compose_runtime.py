@@ -1,28 +1,33 @@
 # compose_runtime.py: the runtime of a program that egg compose put back
 # together: each distinct part's source run once as a module of its own,
-# one kernel instance per distinct task that runs each occurrence on that
-# occurrence's tensors, each kernel a PyTorch custom operator under
+# one kernel instance per occurrence (bound once to that occurrence's
+# tensors; the Triton functions belong to the source's module, so they
+# are compiled and tuned once), each kernel a PyTorch custom operator under
 # torch.compile, and the guard that runs the kernels only where they were
 # checked.
 #
 # It is not imported. egg compose (program_compose in src/program/program.c)
 # reads this file from the worker's folder and copies its text, less these
 # first comment lines, into the composed file after the program's own
-# source. There, Model and nn are the program's own; after this text egg
-# writes the tables it reads (_EGG_INPUTS, the program's input names in
-# get_inputs() order; _EGG_INPUT_SHAPES, their shapes at the split, or None:
-# any shape; _EGG_INPUT_LAYOUTS, their dtypes and strides there;
-# _EGG_CHECKED_SHAPES, other shapes the composition passed at; _EGG_DEVICE,
-# the device type the kernels were checked on, or None; _EGG_SOURCES, each
-# distinct source once; _EGG_PARTS, each part's name, kind, sources,
-# inputs, outputs, tensors and output layouts) and then ModelNew: its
-# forward calls the parts in program order as straight-line code, each
-# value dropped after its last use.
+# source. There, Model and nn are the program's own. After this text egg
+# writes the data it reads: _EGG_PLAN, one JSON document read by json.loads
+# ("inputs": the program's input names in get_inputs() order;
+# "input_shapes": their shapes at the split, or null for any shape;
+# "input_layouts": their dtypes and strides there, null for an input no
+# part reads; "checked_shapes": other shapes the composition passed at;
+# "device": the device type the kernels were checked on, or null; "parts":
+# each part's name, kind, sources, inputs, outputs, tensors and output
+# layouts; "output": the program's output as a tree over value names, or
+# null for an older plan), _EGG_SOURCES (each distinct source once), and
+# then ModelNew: its forward calls the parts in program order as
+# straight-line code, each value dropped after its last use.
 
 
 # ---- egg compose: the parts of the program and how they are put together ----
 import hashlib as _egg_hashlib
+import inspect as _egg_inspect
 import itertools as _egg_itertools
+import json as _egg_json
 import linecache as _egg_linecache
 import sys as _egg_sys
 import types as _egg_types
@@ -64,9 +69,9 @@ def _egg_owner(module, key):
 
 def _egg_slot(module, key, tensor, taken):
     """Where in `module` a tensor of the program goes: (the dict that holds
-    it, its name there): the same key, or else the one tensor of the same
-    shape not named by the plan (a kernel may name its weights its own
-    way). None when there is none."""
+    it, its name there, its key in the module): the same key, or else the
+    one tensor of the same shape not named by the plan (a kernel may name
+    its weights its own way). None when there is none."""
     own = dict(module.state_dict(keep_vars=True))
     if key not in own:
         key = next((k for k, t in own.items() if t.shape == tensor.shape and k not in taken), None)
@@ -75,21 +80,29 @@ def _egg_slot(module, key, tensor, taken):
     owner, leaf = _egg_owner(module, key)
     if owner is None or own[key].shape != tensor.shape:
         return None
-    return (owner._parameters if leaf in owner._parameters else owner._buffers), leaf
+    return (owner._parameters if leaf in owner._parameters else owner._buffers), leaf, key
 
 
 def _egg_bind(module, tensors, what):
     """Makes each of the program's tensors (by the part's key) the part's
     own: one tensor, so a buffer the forward updates stays one, and the
-    module's own weights are freed. Returns the slots, in `tensors`' order."""
-    slots = []
+    module's own weights are freed. Returns the keys the tensors went to in
+    `module`, in `tensors`' order (a rebinding finds the same places)."""
+    keys = []
     for key, tensor in tensors.items():
         slot = _egg_slot(module, key, tensor, tensors)
         if slot is None:
             raise RuntimeError("%s has no tensor for the program's %s" % (what, key))
         slot[0][slot[1]] = tensor
-        slots.append(slot)
-    return slots
+        keys.append(slot[2])
+    return keys
+
+
+def _egg_rebind(module, keys, tensors):
+    """The program's tensors into the places _egg_bind found for them."""
+    for key, tensor in zip(keys, tensors):
+        holder, leaf, _ = _egg_slot(module, key, tensor, ())
+        holder[leaf] = tensor
 
 
 def _egg_dense_strides(shape, like):
@@ -114,59 +127,6 @@ def _egg_laid_out(out, like):
         return out
     fixed = _egg_torch.empty_strided(out.shape, want, dtype=out.dtype, device=out.device)
     return fixed.copy_(out)
-
-
-class _EggKernelTask:
-    """One distinct task's kernel: one instance of its ModelNew, run on each
-    occurrence's tensors (set into it before the call), and the task's own
-    PyTorch Model on the meta device, which says the outputs' shapes and
-    dtypes to torch.compile (the custom operator's fake)."""
-
-    def __init__(self, index, spec, tensors):
-        self.kernel = _egg_source_module(spec["source"]).ModelNew()
-        self.keys = list(tensors)
-        self.slots = _egg_bind(self.kernel, tensors, "the kernel of %s" % spec["name"])
-        with _egg_torch.device("meta"):
-            self.reference = _egg_source_module(spec["reference"]).Model()
-        self.reference_keys = list(spec["params"])
-        self.layouts = [l["stride"] if l else None for l in spec.get("output_layouts") or []]
-        self.index = index
-        self._egg_own_number()
-        self.op = _egg_op(index)
-
-    def _egg_own_number(self):
-        """Its number among every ModelNew's tasks in this process: the
-        operator, one per distinct task, runs the instance of the caller."""
-        self.owner = next(_egg_owner_numbers)
-        _egg_owners[self.owner] = self
-
-    def __getstate__(self):
-        # The operator is the process's, shared: a copy finds it again.
-        state = dict(self.__dict__)
-        del state["op"]
-        return state
-
-    def __setstate__(self, state):
-        # A copy (copy.deepcopy, pickle) is an instance of its own: its
-        # compiled forward must run its own kernel, not the original's.
-        self.__dict__.update(state)
-        self.op = _egg_op(self.index)
-        self._egg_own_number()
-
-    def run(self, xs, tensors):
-        for (held, name), t in zip(self.slots, tensors):
-            held[name] = t
-        out = self.kernel.forward(*xs)
-        outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        return [_egg_laid_out(o, self.layouts[i] if i < len(self.layouts) else None) for i, o in enumerate(outs)]
-
-    def fake(self, xs, tensors):
-        state = dict(zip(self.reference_keys, tensors))
-        out = _egg_torch.func.functional_call(self.reference, state, tuple(xs))
-        outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        return [o.new_empty_strided(o.shape, _egg_dense_strides(o.shape, self.layouts[i] if i < len(self.layouts)
-                                                                else o.stride()))
-                for i, o in enumerate(outs)]
 
 
 def _egg_taken(name):
@@ -198,89 +158,192 @@ _egg_owners = _egg_weakref.WeakValueDictionary()
 _egg_owner_numbers = _egg_itertools.count()
 
 
-def _egg_op(index):
+def _egg_op(index, mutating, outputs):
     """Task `index`'s kernel as a PyTorch custom operator: an opaque call to
     torch.compile (Inductor compiles the program around it, CUDA graphs
-    capture it), its outputs' shapes and layouts from the task's fake.
-    Defined once per process: every ModelNew of this file shares it, and
-    the call's `owner` says whose kernel instance runs (its device, its
-    mode), as a constant of each instance's compiled graph."""
-    op = _egg_ops.get(index)
+    capture it), its outputs' shapes and layouts from the part's fake.
+    Defined once per process and task: every occurrence and every ModelNew
+    of this file shares it, and the call's `owner` says whose kernel
+    instance runs, as a constant of each compiled graph. The `mutating`
+    one, called in training mode, declares that the part may update its
+    buffers (a batch norm's running statistics); functionalization takes
+    such an operator only with a fixed number of outputs (`outputs`), so it
+    returns them as a tuple where the other returns a list."""
+    op = _egg_ops.get((index, mutating))
     if op is not None:
         return op
 
-    def kernel(xs: list[_egg_torch.Tensor], tensors: list[_egg_torch.Tensor], owner: int) -> list[_egg_torch.Tensor]:
-        outs = _egg_owners[owner].run(xs, tensors)
+    def kernel(xs, params, buffers, owner):
+        part = _egg_owners[owner]
+        outs = part._egg_call(xs)
+        if mutating:
+            # The kernel updated the buffers bound to it; functionalization may
+            # have passed copies, which must then hold the update too.
+            for passed, own in zip(buffers, part._egg_buffers):
+                if passed is not own:
+                    passed.copy_(own)
         # An operator's outputs may not alias its inputs: a kernel that
         # returns one of them (or a view) gets a copy here.
-        held = {t.untyped_storage().data_ptr() for t in list(xs) + list(tensors) if t.numel()}
-        return [o.clone() if o.numel() and o.untyped_storage().data_ptr() in held else o for o in outs]
+        held = {t.untyped_storage().data_ptr() for t in list(xs) + list(params) + list(buffers) if t.numel()}
+        outs = [o.clone() if o.numel() and o.untyped_storage().data_ptr() in held else o for o in outs]
+        return outs if not mutating else outs[0] if outputs == 1 else tuple(outs)
 
-    op = _egg_torch.library.custom_op("%s::task%d" % (_egg_op_namespace(), index), kernel, mutates_args=())
-    op.register_fake(lambda xs, tensors, owner: _egg_owners[owner].fake(xs, tensors))
-    _egg_ops[index] = op
+    def fake(xs, params, buffers, owner):
+        outs = _egg_owners[owner]._egg_fake(xs, params, buffers)
+        return outs if not mutating else outs[0] if outputs == 1 else tuple(outs)
+
+    name = "%s::task%d%s" % (_egg_op_namespace(), index, "_train" if mutating else "")
+    returns = "Tensor[]" if not mutating else "Tensor" if outputs == 1 else "(%s)" % ", ".join(["Tensor"] * outputs)
+    schema = "(Tensor[] xs, Tensor[] params, Tensor%s[] buffers, SymInt owner) -> %s" % (
+        "(a2!)" if mutating else "", returns)
+    op = _egg_torch.library.custom_op(name, kernel, mutates_args=("buffers",) if mutating else (), schema=schema)
+    op.register_fake(fake)
+    _egg_ops[(index, mutating)] = op
     return op
 
 
 class _EggKernelPart(nn.Module):
-    """One occurrence of a kernel's subgraph: its task's kernel on this
-    occurrence's tensors (held here too, so that moving the program moves
-    them). Called directly in a plain forward (nothing between the part and
-    its kernel); under torch.compile through the custom operator."""
+    """One occurrence of a kernel's subgraph: an instance of its task's
+    kernel of its own, bound once to this occurrence's tensors (held here
+    too, so that torch.compile sees them), and the task's own PyTorch Model
+    on the meta device, which says the outputs' shapes and dtypes to
+    torch.compile (the custom operator's fake). Nothing is rebound per
+    call, so threads may share the drop-in. Called directly in a plain
+    forward (nothing between the part and its kernel); under torch.compile
+    through the custom operator."""
 
-    def __init__(self, task, tensors, single):
+    def __init__(self, index, spec, tensors):
         super().__init__()
-        self._egg_task = task
-        self._egg_single = single
-        self._egg_names = []
-        for j, t in enumerate(tensors):
-            name = "t%d" % j
+        kernel = _egg_source_module(spec["source"]).ModelNew()
+        with _egg_torch.device("meta"):
+            reference = _egg_source_module(spec["reference"]).Model()
+        # Neither is a submodule: their tensors are the program's, which
+        # the program holds and moves (_EggComposed._apply rebinds them).
+        object.__setattr__(self, "_egg_kernel", kernel)
+        object.__setattr__(self, "_egg_reference", reference)
+        self._egg_index = index
+        self._egg_single = len(spec["outputs"]) == 1
+        self._egg_layouts = [l["stride"] if l else None for l in spec.get("output_layouts") or []]
+        self._egg_keys = list(tensors)
+        self._egg_kernel_keys = _egg_bind(kernel, tensors, "the kernel of %s" % spec["name"])
+        for j, t in enumerate(tensors.values()):
             if isinstance(t, nn.Parameter):
-                self.register_parameter(name, t)
+                self.register_parameter("t%d" % j, t)
             else:
-                self.register_buffer(name, t)
-            self._egg_names.append(name)
-        self._egg_list = list(tensors)
+                self.register_buffer("t%d" % j, t)
+        self._egg_lists()
+        _egg_op(index, False, len(spec["outputs"]))
+        if self._egg_buffers:
+            _egg_op(index, True, len(spec["outputs"]))
+        self._egg_own_number()
 
-    def _apply(self, fn, recurse=True):
-        super()._apply(fn, recurse)
-        self._egg_list = [getattr(self, n) for n in self._egg_names]
+    def _egg_own_number(self):
+        """Its number among every part in this process: the operator, one
+        per distinct task, runs the kernel instance of the caller."""
+        self._egg_owner_number = next(_egg_owner_numbers)
+        _egg_owners[self._egg_owner_number] = self
+
+    def __setstate__(self, state):
+        # A copy (copy.deepcopy, pickle) is a part of its own: its compiled
+        # forward must run its own kernel instance, not the original's.
+        super().__setstate__(state)
+        self._egg_own_number()
+
+    def _egg_lists(self):
+        tensors = [getattr(self, "t%d" % j) for j in range(len(self._egg_keys))]
+        self._egg_params = [t for t in tensors if isinstance(t, nn.Parameter)]
+        self._egg_buffers = [t for t in tensors if not isinstance(t, nn.Parameter)]
+        self._egg_param_keys = [k for k, t in zip(self._egg_keys, tensors) if isinstance(t, nn.Parameter)]
+        self._egg_buffer_keys = [k for k, t in zip(self._egg_keys, tensors) if not isinstance(t, nn.Parameter)]
+
+    def _egg_rebind(self, tensors, fn):
+        """The program's tensors (in the part's key order) after the program
+        was moved or cast: the kernel's own tensors are moved first, then
+        the program's are bound over the ones it held."""
+        if fn is not None:
+            self._egg_kernel._apply(fn)
+        for j, t in enumerate(tensors):
+            (self._parameters if isinstance(t, nn.Parameter) else self._buffers)["t%d" % j] = t
+        _egg_rebind(self._egg_kernel, self._egg_kernel_keys, tensors)
+        self._egg_lists()
+
+    def train(self, mode=True):
+        super().train(mode)
+        self._egg_kernel.train(mode)
         return self
+
+    def _egg_call(self, xs):
+        out = self._egg_kernel.forward(*xs)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        return [_egg_laid_out(o, self._egg_layouts[i] if i < len(self._egg_layouts) else None)
+                for i, o in enumerate(outs)]
+
+    def _egg_fake(self, xs, params, buffers):
+        state = dict(zip(self._egg_param_keys, params))
+        state.update(zip(self._egg_buffer_keys, buffers))
+        out = _egg_torch.func.functional_call(self._egg_reference, state, tuple(xs))
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        layouts = self._egg_layouts
+        return [o.new_empty_strided(o.shape, _egg_dense_strides(o.shape, layouts[i] if i < len(layouts)
+                                                                else o.stride()))
+                for i, o in enumerate(outs)]
 
     def forward(self, *xs):
         if _egg_torch.compiler.is_compiling():
-            outs = self._egg_task.op(list(xs), self._egg_list, self._egg_task.owner)
+            mutating = self.training and bool(self._egg_buffers)
+            outs = _egg_ops[(self._egg_index, mutating)](list(xs), self._egg_params, self._egg_buffers,
+                                                        self._egg_owner_number)
+            if mutating:
+                outs = [outs] if self._egg_single else list(outs)
         else:
-            outs = self._egg_task.run(xs, self._egg_list)
+            outs = self._egg_call(xs)
         return outs[0] if self._egg_single else tuple(outs)
 
 
 def _egg_checked(inputs):
     """Whether the kernels were checked on these inputs: the shapes the
     program was split at (with their dtypes and strides) or shapes egg
-    checked the composition at end to end (_EGG_CHECKED_SHAPES, with the
+    checked the composition at end to end ("checked_shapes", with the
     same dtypes and dense layouts), on the device type they ran on."""
-    if len(inputs) != len(_EGG_INPUTS):
+    plan = _EGG_PLAN
+    layouts, device = plan["input_layouts"], plan["device"]
+    if len(inputs) != len(plan["inputs"]):
         return False
-    for i, x in enumerate(inputs):
+    for x, layout in zip(inputs, layouts):
         if not isinstance(x, _egg_torch.Tensor):
             continue
-        if _EGG_DEVICE is not None and x.device.type != _EGG_DEVICE:
+        if device is not None and x.device.type != device:
             return False
-        layout = _EGG_INPUT_LAYOUTS[i] if i < len(_EGG_INPUT_LAYOUTS) else None
         if layout and str(x.dtype) != "torch." + layout["dtype"]:
             return False
-    if _EGG_INPUT_SHAPES is None:
+    traced = plan["input_shapes"]
+    if traced is None:
         return True
-    for shapes in [_EGG_INPUT_SHAPES] + list(_EGG_CHECKED_SHAPES):
+    for shapes in [traced] + list(plan["checked_shapes"]):
         if all(want is None or (isinstance(x, _egg_torch.Tensor) and list(x.shape) == want)
                for x, want in zip(inputs, shapes)):
-            traced = shapes is _EGG_INPUT_SHAPES
             return all(not isinstance(x, _egg_torch.Tensor) or not layout or
-                       (list(x.stride()) == layout["stride"] if traced
+                       (list(x.stride()) == layout["stride"] if shapes is traced
                         else x.stride() == _egg_dense_strides(x.shape, layout["stride"]))
-                       for x, layout in zip(inputs, _EGG_INPUT_LAYOUTS))
+                       for x, layout in zip(inputs, layouts))
     return False
+
+
+def _egg_output(values, tree=None):
+    """The program's output from the values of the forward's last lines:
+    the plan's tree ({"value": NAME}, {"tuple": [...]}, {"list": [...]},
+    {"dict": [[KEY, ...], ...]} or {"const": VALUE}) with each value put in."""
+    if tree is None:
+        tree = _EGG_PLAN["output"]
+    if "value" in tree:
+        return values[tree["value"]]
+    if "tuple" in tree:
+        return tuple(_egg_output(values, t) for t in tree["tuple"])
+    if "list" in tree:
+        return [_egg_output(values, t) for t in tree["list"]]
+    if "dict" in tree:
+        return {k: _egg_output(values, t) for k, t in tree["dict"]}
+    return tree["const"]
 
 
 def _egg_composed_state_hooks(module):
@@ -312,6 +375,10 @@ class _EggComposed(nn.Module):
         super().__init__()
         program = Model(*args, **kwargs)
         self._egg_program_forward = type(program).forward
+        # The names the program's forward takes its inputs by (a keyword call
+        # of the drop-in, as of an encoder-decoder, is put in that order).
+        self._egg_input_names = [p.name for p in
+                                 _egg_inspect.signature(type(program).forward).parameters.values()][1:]
         # The program's own layers, parameters and buffers, under their names.
         for name, child in program.named_children():
             self.add_module(name, child)
@@ -325,23 +392,18 @@ class _EggComposed(nn.Module):
             if (not name.startswith("_") or name.startswith("_egg_")) and name != "training" and \
                     not hasattr(self, name):
                 object.__setattr__(self, name, value)
-        parts, tasks = [], {}
-        for i, spec in enumerate(_EGG_PARTS):
+        parts, tasks, self._egg_bound = [], {}, []
+        for i, spec in enumerate(_EGG_PLAN["parts"]):
             tensors = {key: self._egg_tensor(program_key) for key, program_key in spec["params"].items()}
             if spec["kind"] == "kernel":
-                task = tasks.get(spec["task"])
-                if task is None:
-                    task = tasks[spec["task"]] = _EggKernelTask(len(tasks), spec, tensors)
-                part = _EggKernelPart(task, [tensors[k] for k in task.keys], len(spec["outputs"]) == 1)
+                part = _EggKernelPart(tasks.setdefault(spec["task"], len(tasks)), spec, tensors)
+                self._egg_bound.append((i, None, list(spec["params"].values())))
             else:
                 part = _egg_source_module(spec["source"]).Model()
-                _egg_bind(part, tensors, "part %d (%s)" % (i, spec["name"]))
+                keys = _egg_bind(part, tensors, "part %d (%s)" % (i, spec["name"]))
+                self._egg_bound.append((i, keys, list(spec["params"].values())))
             parts.append(part)
         self._egg_parts = nn.ModuleList(parts)
-        # One kernel instance per distinct task, moved and put in eval mode
-        # with the program (its own weights were let go: it runs on each
-        # occurrence's).
-        self._egg_kernels = [t.kernel for t in tasks.values()]
         self._egg_run = tuple(p.forward for p in parts)
         _egg_composed_state_hooks(self)
 
@@ -349,14 +411,23 @@ class _EggComposed(nn.Module):
         owner, leaf = _egg_owner(self, key)
         return getattr(owner, leaf)
 
-    def _apply(self, fn, recurse=True):
-        super()._apply(fn, recurse)
-        for k in self._egg_kernels:
-            k._apply(fn, recurse)
-        return self
+    def _egg_positional(self, inputs, named):
+        """A call with inputs by name as the program's inputs in order, or
+        None when it names others (the program's own forward then takes it)."""
+        want = self._egg_input_names[len(inputs):len(_EGG_PLAN["inputs"])]
+        if len(inputs) + len(named) != len(_EGG_PLAN["inputs"]) or any(n not in named for n in want):
+            return None
+        return tuple(inputs) + tuple(named[n] for n in want)
 
-    def train(self, mode=True):
-        super().train(mode)
-        for k in self._egg_kernels:
-            k.train(mode)
+    def _apply(self, fn, recurse=True):
+        # Moving or casting converts the program's tensors and, apart, the
+        # copies the parts hold of its buffers: each part is then bound to
+        # the program's own again, so that a buffer stays one tensor.
+        super()._apply(fn, recurse)
+        for i, keys, program_keys in self._egg_bound:
+            part, tensors = self._egg_parts[i], [self._egg_tensor(k) for k in program_keys]
+            if keys is None:
+                part._egg_rebind(tensors, fn)
+            else:
+                _egg_rebind(part, keys, tensors)
         return self

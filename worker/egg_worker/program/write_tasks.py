@@ -89,10 +89,14 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
     shapes = [list(values[p].shape) if is_tensor(values.get(p)) else None for p in placeholders]
     dtypes = [str(values[p].dtype).replace("torch.", "") if is_tensor(values.get(p)) else None for p in placeholders]
     floating = [values[p].is_floating_point() if is_tensor(values.get(p)) else None for p in placeholders]
-    return {"program": os.path.basename(program_path), "inputs": placeholders, "input_shapes": shapes,
-            "input_dtypes": dtypes, "input_floating": floating,
-            "output": _program_output(gm),
+    return {"plan_version": PLAN_VERSION, "program": os.path.basename(program_path), "inputs": placeholders,
+            "input_shapes": shapes, "input_dtypes": dtypes, "input_floating": floating,
+            "output_tree": _program_output_tree(gm),
             "subgraphs": subgraphs, "measured_on": None, "eager_ms": None}
+
+
+# The plan's format: 2 has output_tree (an older plan, output as Python text).
+PLAN_VERSION = 2
 
 
 def _plain(v):
@@ -319,18 +323,23 @@ def _layout_record(v) -> dict | None:
             "offset": v.storage_offset()}
 
 
-def _program_output(gm) -> str:
-    """The program's output as an expression over v[NAME]."""
+def _program_output_tree(gm) -> dict:
+    """The program's output as a tree over value names, data the composed
+    program reads (compose_runtime.py _egg_output): {"value": NAME},
+    {"tuple": [...]}, {"list": [...]}, {"dict": [[KEY, ...], ...]} or
+    {"const": VALUE} for a number, a string, a boolean or None."""
     out = [n for n in gm.graph.nodes if n.op == "output"][0]
 
-    def expr(a):
+    def tree(a):
         if isinstance(a, torch.fx.Node):
-            return f"v[{a.name!r}]"
-        if isinstance(a, (tuple, list)):
-            inner = ", ".join(expr(x) for x in a)
-            return f"({inner},)" if isinstance(a, tuple) and len(a) == 1 else (
-                f"({inner})" if isinstance(a, tuple) else f"[{inner}]")
-        if isinstance(a, dict):
-            return "{" + ", ".join(f"{k!r}: {expr(x)}" for k, x in a.items()) + "}"
-        return repr(a)
-    return expr(out.args[0])
+            return {"value": a.name}
+        if isinstance(a, tuple):
+            return {"tuple": [tree(x) for x in a]}
+        if isinstance(a, list):
+            return {"list": [tree(x) for x in a]}
+        if isinstance(a, dict) and all(isinstance(k, str) for k in a):
+            return {"dict": [[k, tree(x)] for k, x in a.items()]}
+        if a is None or isinstance(a, (bool, int, float, str)):
+            return {"const": a}
+        raise TypeError("the program returns a %s, which egg cannot put back together" % type(a).__name__)
+    return tree(out.args[0])

@@ -2,6 +2,7 @@
 #include "context.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../eval/roofline.h"
@@ -168,6 +169,55 @@ char *agents_precision_note(const char *precision, int half, const json_t *toler
 	return buf_detach(&t);
 }
 
+/* One launch of torch.compile's summary: its kind, name, what it runs, its time. */
+static void compile_launch_text(struct buf *t, size_t i, const json_t *x)
+{
+	const json_t *v;
+	size_t k;
+	int library = !strcmp(json_string_value(json_object_get(x, "kind")) ?: "", "library");
+	buf_addf(t, "\n  %zu. %s %s `%s`", i + 1, library ? "library call" : "generated",
+		 json_string_value(json_object_get(x, "what")) ?: "?", json_string_value(json_object_get(x, "name")) ?: "?");
+	buf_adds(t, library ? " for " : " fusing ");
+	json_array_foreach(json_object_get(x, "ops"), k, v)
+		buf_addf(t, "%s%s", k ? ", " : "", json_string_value(v) ?: "?");
+	if (library && json_array_size(json_object_get(x, "device_kernels"))) {
+		buf_adds(t, " (it ran ");
+		json_array_foreach(json_object_get(x, "device_kernels"), k, v)
+			buf_addf(t, "%s%s", k ? ", " : "", json_string_value(v) ?: "?");
+		buf_adds(t, ")");
+	}
+	if (!isnan(json_num(x, "ms")))
+		buf_addf(t, ": %.4f ms", json_num(x, "ms"));
+}
+
+char *agents_compile_text(const json_t *baseline)
+{
+	const json_t *sum = json_object_get(baseline, "compile_summary"), *x;
+	double roof = json_num(baseline, "roofline_ms"), compiled = json_num(baseline, "compile_ms");
+	struct buf t = BUF_INIT;
+	size_t i, n = json_array_size(json_object_get(sum, "launches"));
+	if (!n)
+		return NULL;
+	buf_addf(&t, "What torch.compile (Inductor) makes of the reference, the code to beat: %zu launch(es), %lld "
+		     "generated kernel(s) and %lld library call(s), in the order they run", n,
+		 json_integer_value(json_object_get(sum, "generated")), json_integer_value(json_object_get(sum, "library")));
+	if (!isnan(json_num(sum, "device_ms")))
+		buf_addf(&t, ", %.4f ms of device time per call in all%s", json_num(sum, "device_ms"),
+			 json_is_true(json_object_get(sum, "library_times_summed")) ? " (the library calls' time is summed "
+			 "on the first of them)" : "");
+	buf_adds(&t, ":");
+	json_array_foreach(json_object_get(sum, "launches"), i, x)
+		compile_launch_text(&t, i, x);
+	if (roof > 0 && compiled > 0)
+		buf_addf(&t, "\nThe roofline bound of the whole reference is %.4f ms: torch.compile runs at %.0f%% of it, "
+			     "so a kernel has up to %.1fx to win over it.", roof, 100 * roof / compiled, compiled / roof);
+	buf_adds(&t, "\nIt is a reference, not a seed: a kernel here may not call a library (cuBLAS, cuDNN, PyTorch). "
+		     "Where the room is: every launch boundary writes its result to device memory and reads it "
+		     "back, which one kernel that keeps the intermediate on chip does not; a library call is "
+		     "usually hard to beat alone, its neighbours fused into it are not.");
+	return buf_detach(&t);
+}
+
 char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline)
 {
 	struct buf t = BUF_INIT;
@@ -201,5 +251,11 @@ char *agents_task_device_text(const json_t *facts, const char *device, const jso
 		buf_addf(&t, " What the user runs today: on this device the reference takes %.4f ms in PyTorch eager "
 			 "(torch.compile is not measured in this run); a kernel is worth its place only when it is "
 			 "faster.", eager);
+	{
+		char *inductor = agents_compile_text(baseline);
+		if (inductor)
+			buf_addf(&t, "\n\n%s", inductor);
+		free(inductor);
+	}
 	return buf_detach(&t);
 }

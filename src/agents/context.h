@@ -14,6 +14,13 @@ char *agents_device_text(const json_t *facts, const char *device);
  * and, on a GPU, the device memory PyTorch's own forward peaked at: the
  * scale a kernel's workspaces are judged by. Owned. */
 char *agents_task_device_text(const json_t *facts, const char *device, const json_t *baseline);
+/* What torch.compile makes of the task (the baseline's "compile_summary",
+ * which the worker reads from Inductor's output code): each launch in
+ * order, generated kernel or library call, the operations it covers and
+ * its device time where measured, then the task's roofline bound against
+ * torch.compile's time; NULL when the baseline has no summary. Part of
+ * agents_task_device_text. Owned. */
+char *agents_compile_text(const json_t *baseline);
 /* The precision rule for a run's precision ("fp32" or "tf32"), or for a
  * task that computes in fp16/bf16 (`half`: the rule follows its dtypes),
  * and the tolerance in force: `tolerance` is the baseline's list of what

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../agents/context.h"
 #include "../eval/eval.h"
 #include "../util/beat.h"
 #include "../util/buf.h"
@@ -158,6 +159,13 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
 			       json_string_value(json_object_get(b, "roofline_error")) ?:
 			       json_string_value(json_object_get(json_object_get(b, "work"), "error")) ?:
 			       "the reference's work was not counted");
+		{
+			/* What torch.compile runs, launch by launch: where the room is. */
+			char *inductor = agents_compile_text(b);
+			if (inductor)
+				printf("%s\n", inductor);
+			free(inductor);
+		}
 	}
 	json_decref(b);
 	return code;

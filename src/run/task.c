@@ -583,6 +583,12 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		finish_on_error(rc, ts, k, failure(ts->path, err_msg()));
 		goto out;
 	}
+	if (json_is_string(json_object_get(baseline, "compile_code"))) {
+		/* torch.compile's own output for the task, beside its records (the
+		 * prompts carry its summary): what a kernel must beat. */
+		recorder_write_text(w.rec, "torch_compile.py", json_string_value(json_object_get(baseline, "compile_code")));
+		json_object_del(baseline, "compile_code");
+	}
 	if (ts->kernel) {
 		judge_kernel(rc, ts, w.rec, &w.eo, buf_str(&task), baseline, dir);
 		goto out;

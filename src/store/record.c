@@ -142,6 +142,15 @@ void recorder_write_json(struct recorder *r, const char *name, json_t *obj)
 	free(text);
 }
 
+void recorder_write_text(struct recorder *r, const char *name, const char *text)
+{
+	if (!r->dir)
+		return;
+	pthread_mutex_lock(&r->lock);
+	write_file(r, name, text);
+	pthread_mutex_unlock(&r->lock);
+}
+
 int recorder_call(struct recorder *r, const char *template_name, const char *stage, const char *candidate,
 		  const char *system, const char *user, const char *reply, json_t *meta)
 {

@@ -47,6 +47,8 @@ void recorder_step(struct recorder *r, json_t *step);
 /* The trajectory so far (borrowed). */
 json_t *recorder_trajectory(struct recorder *r);
 void recorder_write_json(struct recorder *r, const char *name, json_t *obj);
+/* Writes `text` as the file `name` of the recorder's folder (none for a buffer). */
+void recorder_write_text(struct recorder *r, const char *name, const char *text);
 int recorder_failed(const struct recorder *r);
 /* Why the sink (the run store) refused a write, the first time it did; NULL
  * while every write went through. */

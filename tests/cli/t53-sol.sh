@@ -138,4 +138,27 @@ assert "kernel at" in svg and "eager at 19.0% of the roofline bound" in svg, svg
 assert "%SOL (roofline bound over time, median)" in h
 PY
 
+# What torch.compile does with the task, told to the model: a recorded
+# Inductor output (the fake baseline carries it, summarized by the worker's
+# own reader) becomes the launches in the prompts, and the code is kept in
+# the task's folder; egg eval without a kernel prints the same summary.
+export EGG_STORE=$TMP/store4
+REC=$SRC/tests/tasks/inductor/cpu_dwconv_ln_fc_gelu.py
+start_mock "$SRC/tests/pipeline/sol.json"
+FAKEWORKER_COMPILE_CODE=$REC FAKEWORKER_COMPILE_MS=0.01,0.06,0.02,0.04,0.008 run_egg optimize --device cuda \
+	--worker-cmd "$FAKE" --seeds 1 --no-refine --no-hw-tune --run-dir "$TMP/ind" "$TASK"
+expect_rc 0 "a run whose baseline has torch.compile's output"
+check "the seed prompt says what torch.compile runs, launch by launch, with its times and the bound" sh -c "
+	f=\$(ls '$TMP/ind/calls/'*seed*.system.md | head -1)
+	grep -q 'What torch.compile (Inductor) makes of the reference, the code to beat: 5 launch(es), 3 generated kernel(s) and 2 library call(s)' \"\$f\" &&
+	grep -q '0.1380 ms of device time per call in all' \"\$f\" &&
+	grep -q '2. library call cuDNN .extern_kernels.convolution. for convolution: 0.0600 ms' \"\$f\" &&
+	grep -q '3. generated C++ .cpp_fused_native_layer_norm_permute_1. fusing native_layer_norm, permute: 0.0200 ms' \"\$f\" &&
+	grep -q 'It is a reference, not a seed' \"\$f\""
+check "torch.compile's code is in the task's folder, not in its recorded baseline" sh -c "
+	cmp -s '$REC' '$TMP/ind/torch_compile.py' && ! grep -q compile_code '$TMP/ind/run.json'"
+FAKEWORKER_COMPILE_CODE=$REC run_egg eval --device cuda --worker-cmd "$FAKE" "$TASK"
+expect_out "^What torch.compile \(Inductor\) makes of the reference" "egg eval without a kernel prints the summary"
+expect_out "^  4. library call cuBLAS .extern_kernels.addmm. for addmm: 0.0400 ms$" "each launch on a line"
+
 finish

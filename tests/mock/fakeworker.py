@@ -23,6 +23,10 @@ GPU. Faults and answers a test can ask for, through the environment:
                              Triton matrix products: fp32 best 5 TFLOP/s as
                              tf32x3; =no-cublas: without cuBLAS's figures)
   FAKEWORKER_FAIL_MARK=TEXT  a kernel containing TEXT fails to compile
+  FAKEWORKER_COMPILE_CODE=FILE  the baseline carries torch.compile's output
+                             code from FILE (a recorded one) and its summary
+                             (the worker's own inductor.summarize), each
+                             launch at the ms of FAKEWORKER_COMPILE_MS=a,b,...
   FAKEWORKER_PROGRESS=1      an eval job says three progress steps first
                              (at 3 s, 12 s and 41.5 s, as if it had taken that
                              long)"""
@@ -67,6 +71,17 @@ def main() -> int:
                 {"name": "Fake GPU", "sms": 1, "l2_bytes": 1 << 20, "memory_bytes": 80 << 30}]}
         elif op == "baseline":
             res = {"eager_ms": 1.0, "compile_ms": 0.8, "eager": {"median": 1.0}}
+            if os.environ.get("FAKEWORKER_COMPILE_CODE"):
+                sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker"))
+                from egg_worker.protocol import inductor
+                code = open(os.environ["FAKEWORKER_COMPILE_CODE"]).read()
+                res["compile_code"] = code
+                res["compile_summary"] = inductor.summarize(code, "cuda")
+                times = [float(x) for x in os.environ.get("FAKEWORKER_COMPILE_MS", "").split(",") if x]
+                for launch, ms in zip(res["compile_summary"]["launches"], times):
+                    launch["ms"] = ms
+                if times:
+                    res["compile_summary"]["device_ms"] = sum(times)
             if os.environ.get("FAKEWORKER_ROOFLINE_MS"):
                 res["work"] = {"flops": float(os.environ.get("FAKEWORKER_FLOPS", 0)), "bytes": float(os.environ["FAKEWORKER_ROOFLINE_MS"]) * 1e9,
                                "flops_by_op": {}, "half": False}

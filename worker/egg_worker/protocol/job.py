@@ -583,6 +583,7 @@ def _baseline_once(ctx: dict, job: dict) -> dict:
                "eager_ms": msg["eager"]["median"], "eager": msg["eager"],
                "compile_ms": msg.get("compiled", {}).get("median"), "compiled": msg.get("compiled"),
                "compile_s": msg.get("compile_s"), "compile_error": msg.get("compile_error"),
+               "compile_summary": msg.get("compile_summary"), "compile_code": msg.get("compile_code"),
                "compile_mode": b_job["compile_mode"], "input_bytes": msg.get("input_bytes"),
                "output_bytes": msg.get("output_bytes"), "peak_bytes": mem.get("gpu_peak_bytes") or
                max(0, (mem.get("rss_peak_bytes") or 0) - (mem.get("rss_start_bytes") or 0)),

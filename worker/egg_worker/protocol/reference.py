@@ -23,7 +23,7 @@ from ..messages import Cmd, Event
 from ..proto import Channel
 from ..taskload import OutputError, TaskError, build, init_inputs, load_task
 from ..usage import memory_stats, note_start
-from . import devregion
+from . import devregion, inductor
 from .checksums import checksum, checksum_close
 from .compare import TRUTH_K, compare, default_tolerances, judge_by_truth, near_constant, tolerances
 from .guards import apply_precision
@@ -419,6 +419,11 @@ def _work(model, inputs: list) -> dict:
         return {"error": trim(f"{type(e).__name__}: {e}", 300)}
 
 
+# Inductor's output code kept with the baseline (egg writes it into the
+# task's folder): enough for any one part, cut beyond.
+COMPILE_CODE_LIMIT = 256 * 1024
+
+
 def baseline(ch: Channel, job: dict) -> None:
     """Entry point of the baseline process: eager and torch.compile timings
     with the same loop and precision as candidates."""
@@ -446,9 +451,14 @@ def baseline(ch: Channel, job: dict) -> None:
                 try:
                     compiled = torch.compile(model, mode=None if job["compile_mode"] == "default" else job["compile_mode"])
                     t0 = time.perf_counter()
-                    compiled(*fresh_like(base, job["seed"] - 1, device))
+                    # Inductor's output code, captured as it compiles: what
+                    # torch.compile does with the task, for the prompts.
+                    _, code = inductor.capture(compiled, fresh_like(base, job["seed"] - 1, device))
                     timer.sync()
                     out["compile_s"] = time.perf_counter() - t0
+                    out["compile_summary"] = inductor.summarize(code, device.type)
+                    if code:
+                        out["compile_code"] = code[:COMPILE_CODE_LIMIT]
                 except Exception as e:
                     if _is_oom(e):
                         raise
@@ -466,6 +476,13 @@ def baseline(ch: Channel, job: dict) -> None:
                     timer.run(compiled, base, job["seed"], job["warmup"], checksums=False, warmup=True)
                     r = timer.run(compiled, base, job["seed"] + 2_000_000, job["iters"], checksums=False)
                     out["compiled"] = _timing_stats(r, timer)
+                    try:
+                        inductor.launch_times(out.get("compile_summary"), compiled, base)
+                    except Exception as e:  # the summary's times only: the baseline stands
+                        if _is_oom(e):
+                            raise
+                        if out.get("compile_summary"):
+                            out["compile_summary"]["times_error"] = trim(f"{type(e).__name__}: {e}", 300)
                 except Exception as e:
                     if _is_oom(e):
                         raise

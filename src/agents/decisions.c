@@ -66,6 +66,11 @@ static const struct {
 	[DEC_NOT_FASTER] = { "not_faster",
 			     "{candidate} dropped: {kernel_ms} ms against its parent's {parent_ms} ms is not faster",
 		"{candidate} rejected: not faster than its parent ({kernel_ms} ms vs {parent_ms} ms)" },
+	[DEC_EXTRA_ROUND] = { "extra_round", "refinement round {round} of {rounds} on {candidate}",
+		"refinement round {round} of {rounds} on {candidate}: {why}" },
+	[DEC_FRESH_SEED] = { "fresh_seed",
+			     "refinement stalled at {best_ms} ms: seed {seed} is written with another algorithm",
+		"seed {seed} written afresh: refinement stalled at {best_ms} ms ({why})" },
 };
 
 const char *decision_name(enum decision_kind k)

@@ -33,6 +33,9 @@ enum decision_kind {
 	DEC_INVALID,		/* candidate, repairs */
 	DEC_ACCEPTED,		/* candidate, kernel_ms, parent_ms */
 	DEC_NOT_FASTER,		/* candidate, kernel_ms, parent_ms */
+	DEC_EXTRA_ROUND,	/* candidate, round, rounds, why: a refinement round beyond the first, given by the
+				 * task's effort (the time at stake in a whole program, or --refine-rounds) */
+	DEC_FRESH_SEED,		/* seed, best_ms, why: refinement stalled, a new seed with another algorithm */
 	DEC_KIND_COUNT
 };
 

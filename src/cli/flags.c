@@ -127,7 +127,7 @@ void pipeline_flags_init(struct pipeline_flags *f)
 
 const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 {
-	static struct opt table[24];
+	static struct opt table[28];
 	static char stages_help[96];
 	char names[64];
 	const struct opt t[] = {
@@ -136,6 +136,10 @@ const struct opt *pipeline_flag_options(struct pipeline_flags *f)
 		{ "repairs", 0, OPT_INT, &f->repairs, "N", "repairs per later candidate (default 1)" },
 		{ "stages", 0, OPT_STRING, &f->stages, "LIST", stages_help },
 		{ "top-k", 0, OPT_INT, &f->top_k, "K", "candidates kept through each stage (default 1)" },
+		{ "refine-rounds", 0, OPT_INT, &f->refine_rounds, "N",
+		  "refinement rounds per seed, each on the last one's result while they gain (default 1)" },
+		{ "fresh-seeds", 0, OPT_INT, &f->fresh_seeds, "N",
+		  "seeds written afresh with another algorithm when refinement stalls (default 0)" },
 		{ "no-multi-seed", 0, OPT_FLAG, &f->no_multi_seed, NULL, "ablation: one seed" },
 		{ "no-refine", 0, OPT_FLAG, &f->no_refine, NULL, "ablation: skip algorithmic refinement" },
 		{ "no-hw-tune", 0, OPT_FLAG, &f->no_hw_tune, NULL, "ablation: skip the three tuning stages" },
@@ -191,6 +195,15 @@ int pipeline_flags_apply(const struct pipeline_flags *f, struct pipeline_opts *p
 	}
 	if (f->top_k)
 		po->top_k = f->top_k;
+	if (f->refine_rounds < 0 || f->refine_rounds > PIPELINE_MAX_REFINE_ROUNDS || f->fresh_seeds < 0 ||
+	    f->fresh_seeds > PIPELINE_MAX_FRESH_SEEDS) {
+		err_set(ERR_INPUT, "--refine-rounds is 1 to %d and --fresh-seeds 0 to %d", PIPELINE_MAX_REFINE_ROUNDS,
+			PIPELINE_MAX_FRESH_SEEDS);
+		return -1;
+	}
+	if (f->refine_rounds)
+		po->refine_rounds = f->refine_rounds;
+	po->fresh_seeds = f->fresh_seeds;
 	po->refine = !f->no_refine;
 	po->single_agent = f->single_agent;
 	po->seed_from_existing = f->seed_from_existing;
@@ -225,13 +238,14 @@ json_t *pipeline_flags_json(const struct pipeline_flags *f, const struct pipelin
 		if (stages[s].tuning && po->stage_on[s])
 			json_array_append_new(stages_on, json_string(stages[s].name));
 	return json_pack("{s:i, s:i, s:i, s:b, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:i, s:f, s:b, s:f, "
-			 "s:b, s:b}",
+			 "s:b, s:b, s:i, s:i}",
 			 "seeds", po->seeds, "seed_repairs", po->seed_repairs, "repairs", po->repairs, "refine",
 			 po->refine, "tuning_stages", stages_on, "single_agent", po->single_agent, "top_k", po->top_k,
 			 "profile", po->profile, "trials", eo->trials, "iters", eo->iters, "warmup", eo->warmup,
 			 "precision", eo->precision, "compile_mode", eo->compile_mode, "clock", eo->clock, "timeout_s", eo->timeout_s,
 			 "max_tokens", f->max_tokens, "max_cost", f->max_cost, "truth", eo->truth, "stop_at_sol", po->stop_at_sol,
-			 "tuning_together", po->tuning_together, "ask_every_stage", po->ask_always);
+			 "tuning_together", po->tuning_together, "ask_every_stage", po->ask_always, "refine_rounds",
+			 po->refine_rounds, "fresh_seeds", po->fresh_seeds);
 }
 
 

@@ -36,6 +36,7 @@ int eval_flags_apply(const struct eval_flags *f, enum eval_flag_set set, const c
 /* Pipeline flags: egg optimize and bench. */
 struct pipeline_flags {
 	int seeds, seed_repairs, repairs, top_k;
+	int refine_rounds, fresh_seeds;
 	const char *stages;
 	int no_multi_seed, no_refine, no_hw_tune, single_agent, no_profile;
 	int max_tokens;

@@ -18,6 +18,10 @@ struct pipeline_opts {
 	int seed_repairs;	/* repairs per seed (3) */
 	int repairs;		/* repairs per later candidate (1) */
 	int refine;		/* algorithmic refinement on (--no-refine turns it off) */
+	int refine_rounds;	/* refinement rounds per seed while each gains (1; --refine-rounds, or a whole
+				 * program's effort by time at stake) */
+	int fresh_seeds;	/* seeds written afresh, each with another algorithm, when refinement stalls (0) */
+	const char *effort_why;	/* why this task got its rounds and fresh seeds (said in the decisions), or NULL */
 	int stage_on[STAGE_COUNT]; /* which tuning stages run (--no-hw-tune: none) */
 	int single_agent;	/* --single-agent: the code agent reads metrics and logs itself */
 	int top_k;		/* candidates kept through each stage (1, as in the paper; at most PIPELINE_MAX_TOP_K) */
@@ -89,6 +93,9 @@ struct pipeline_result {
 	double device_wait_s;	/* waiting for a worker of the task's device, summed likewise */
 	json_t *rule_skips;	/* the tuning stages a rule on the profile decided without a call (ask.h):
 				 * [{stage, rule, candidate, calls_saved, figures: {metric: value}}] (owned) */
+	json_t *extras;		/* the rounds the task's effort gave beyond the flags' pipeline and what each
+				 * gained: [{kind: "round"|"fresh_seed", candidate, round|seed, why,
+				 * gained: the speedup it brought, or null}] (owned) */
 	json_t *sol_stop;	/* the early stop at the speed of light, or NULL (owned):
 				 * {after_stage, sol_pct, threshold_pct, skipped_stages, skipped_calls_est,
 				 *  tokens_per_call, tokens_saved_est} */

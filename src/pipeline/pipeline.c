@@ -28,6 +28,7 @@ void pipeline_opts_init(struct pipeline_opts *o)
 	o->seed_repairs = 3;
 	o->repairs = 1;
 	o->refine = 1;
+	o->refine_rounds = 1;
 	for (int s = 0; s < STAGE_COUNT; s++)
 		o->stage_on[s] = stages[s].tuning;
 	o->top_k = 1;
@@ -107,6 +108,67 @@ static json_t *rule_skips(const json_t *decisions)
 						     "rule", json_object_get(d, "rule"), "candidate",
 						     json_object_get(d, "candidate"), "calls_saved",
 						     json_object_get(d, "calls_saved"), "figures", json_object_get(d, "figures")));
+	}
+	return out;
+}
+
+/* The decision that judged candidate `id`, from index `from` on, or NULL. */
+static const json_t *judged(const json_t *decisions, size_t from, const char *id)
+{
+	for (size_t i = from; i < json_array_size(decisions); i++) {
+		const json_t *d = json_array_get(decisions, i);
+		const char *kind = json_string_value(json_object_get(d, "kind")) ?: "";
+		if (!strcmp(json_string_value(json_object_get(d, "candidate")) ?: "", id) &&
+		    (!strcmp(kind, decision_name(DEC_ACCEPTED)) || !strcmp(kind, decision_name(DEC_NOT_FASTER)) ||
+		     !strcmp(kind, decision_name(DEC_INVALID)) || !strcmp(kind, decision_name(DEC_UNCHANGED)) ||
+		     !strcmp(kind, decision_name(DEC_NO_KERNEL)) || !strcmp(kind, decision_name(DEC_NOT_WORTH))))
+			return d;
+	}
+	return NULL;
+}
+
+/* The extra rounds and fresh seeds in the decisions, each with what it
+ * gained: a round the speedup of its accepted kernel over its parent; a
+ * fresh seed the speedup of the selection after it over the best before
+ * it, when its line won. */
+static json_t *extras(const json_t *decisions)
+{
+	json_t *out = json_array();
+	const json_t *d;
+	size_t i;
+	json_array_foreach(decisions, i, d) {
+		const char *kind = json_string_value(json_object_get(d, "kind")) ?: "";
+		double gained = NAN;
+		if (!strcmp(kind, decision_name(DEC_EXTRA_ROUND))) {
+			char id[160];
+			const char *parent = json_string_value(json_object_get(d, "candidate")) ?: "";
+			const json_t *j;
+			snprintf(id, sizeof(id), "%.*s.refine%lld", (int)strcspn(parent, "."), parent,
+				 json_integer_value(json_object_get(d, "round")));
+			j = judged(decisions, i + 1, id);
+			if (j && !strcmp(json_string_value(json_object_get(j, "kind")), decision_name(DEC_ACCEPTED)))
+				gained = json_num(j, "parent_ms") / json_num(j, "kernel_ms");
+			json_array_append_new(out, json_pack("{s:s, s:s, s:O, s:O, s:o}", "kind", "round", "candidate", id,
+							     "round", json_object_get(d, "round"), "why",
+							     json_object_get(d, "why"), "gained",
+							     isnan(gained) ? json_null() : json_real(gained)));
+		} else if (!strcmp(kind, decision_name(DEC_FRESH_SEED))) {
+			char seed[32];
+			snprintf(seed, sizeof(seed), "seed%lld", json_integer_value(json_object_get(d, "seed")));
+			for (size_t k = i + 1; k < json_array_size(decisions); k++) {
+				const json_t *s = json_array_get(decisions, k);
+				const char *c = json_string_value(json_object_get(s, "candidate")) ?: "";
+				if (strcmp(json_string_value(json_object_get(s, "kind")) ?: "", decision_name(DEC_SELECTED)))
+					continue;
+				if (!strncmp(c, seed, strlen(seed)) && (c[strlen(seed)] == '.' || !c[strlen(seed)]))
+					gained = json_num(d, "best_ms") / json_num(s, "kernel_ms");
+				break;
+			}
+			json_array_append_new(out, json_pack("{s:s, s:s, s:O, s:O, s:o}", "kind", "fresh_seed", "candidate",
+							     seed, "seed", json_object_get(d, "seed"), "why",
+							     json_object_get(d, "why"), "gained",
+							     isnan(gained) ? json_null() : json_real(gained)));
+		}
 	}
 	return out;
 }
@@ -193,6 +255,7 @@ int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct
 	 * record is not whole. */
 	pipe_store_broken(p);
 	out->rule_skips = rule_skips(p->decisions);
+	out->extras = extras(p->decisions);
 	out->llm_chain = p->chain;
 	out->llm_s = env->agents->used.llm_ms / 1000;
 	out->eval_s = p->eval_ms / 1000;
@@ -220,5 +283,6 @@ void pipeline_result_clear(struct pipeline_result *r)
 	json_decref(r->stage_rows);
 	json_decref(r->sol_stop);
 	json_decref(r->rule_skips);
+	json_decref(r->extras);
 	memset(r, 0, sizeof(*r));
 }

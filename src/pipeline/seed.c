@@ -32,10 +32,45 @@ struct seed_line {
 	int index;
 	struct pipe *check;	/* validation and witness */
 	struct pipe *refine;	/* its refinement, or NULL */
-	struct cand *refined;	/* the accepted refinement, or NULL */
+	struct cand *refined;	/* the accepted refinement (the last round's that gained), or NULL */
 	int valid;
 	int at_sol;		/* valid and itself at the speed of light: not refined */
+	int stalled;		/* its last refinement round gained nothing (or it was not refined) */
 };
+
+/* Whether candidate `c` is at --stop-at-sol of the roofline bound. */
+static int at_speed_of_light(const struct pipe *b, const struct cand *c)
+{
+	double sol = json_num(c->eval, "sol_pct");
+	return b->o->stop_at_sol > 0 && !isnan(sol) && sol >= b->o->stop_at_sol;
+}
+
+/*
+ * The refinement rounds of one line after the first: each refines the
+ * last round's result while rounds gained (--refine-rounds, or the
+ * effort a whole program gave the task), each said with why it was given.
+ */
+static void more_rounds(struct seed_line *l, const struct pipe *b)
+{
+	const char *why = b->o->effort_why ?: "--refine-rounds";
+	char id[128];
+	for (int r = 2; r <= b->o->refine_rounds && l->refined && !l->refine->stop; r++) {
+		struct cand *next;
+		if (at_speed_of_light(b, l->refined)) {
+			l->stalled = 0;
+			return;
+		}
+		pipe_decide(l->refine, "refine", DEC_EXTRA_ROUND, json_pack("{s:s, s:i, s:i, s:s}", "candidate",
+									    l->refined->id, "round", r, "rounds",
+									    b->o->refine_rounds, "why", why));
+		pipe_progress(l->refine, "refine", "round %d of %d on %s: %s", r, b->o->refine_rounds, l->refined->id, why);
+		snprintf(id, sizeof(id), "%.100s.refine%d", l->seed->id, r);
+		if (!(next = pipe_improve(l->refine, &stages[STAGE_REFINE], l->refined, id)))
+			return;
+		l->refined = next;
+	}
+	l->stalled = !l->refined;
+}
 
 static void seed_line_run(struct pipe *b, void *arg)
 {
@@ -54,19 +89,22 @@ static void seed_line_run(struct pipe *b, void *arg)
 	if (!pipe_timing_confirmed(b, l->seed))
 		return;
 	l->valid = 1;
+	l->stalled = 1;
 	if (!b->o->refine || b->stop)
 		return;
 	sol = json_num(l->seed->eval, "sol_pct");
 	l->refine = pipe_fork(b);
-	if (b->o->stop_at_sol > 0 && !isnan(sol) && sol >= b->o->stop_at_sol) {
+	if (at_speed_of_light(b, l->seed)) {
 		pipe_decide(l->refine, "refine", DEC_NOT_REFINED_AT_SOL,
 		       json_pack("{s:s, s:f, s:f}", "candidate", l->seed->id, "sol_pct", sol, "threshold_pct",
 				 b->o->stop_at_sol));
 		l->at_sol = 1;
+		l->stalled = 0;
 		return;
 	}
 	snprintf(id, sizeof(id), "%.100s.refine", l->seed->id);
 	l->refined = pipe_improve(l->refine, &stages[STAGE_REFINE], l->seed, id);
+	more_rounds(l, b);
 }
 
 /*
@@ -115,18 +153,25 @@ static int existing_seed(struct pipe *p, const struct stage *st, struct seed_lin
 	return 1;
 }
 
-/* The refinements the seed lines made, joined in seed order into the pool
- * (`valid` holds the valid seeds), and the stage's selection. */
-static void join_refinements(struct pipe *p, struct seed_line *lines, int nlines, struct cand **valid, int nvalid)
+/* The refinements the seed lines from `from` on made, joined in seed order
+ * into `valid` (which holds the valid seeds); the new count. */
+static int join_refinements(struct pipe *p, struct seed_line *lines, int from, int nlines, struct cand **valid,
+			    int nvalid)
 {
-	const struct stage *rs = &stages[STAGE_REFINE];
-	for (int i = 0; i < nlines; i++) {
+	for (int i = from; i < nlines; i++) {
 		if (!lines[i].refine)
 			continue;
 		pipe_join(p, lines[i].refine);
 		if (lines[i].refined)
 			valid[nvalid++] = lines[i].refined;
 	}
+	return nvalid;
+}
+
+/* The refinement stage's selection among `valid`, once the stage has run. */
+static void select_refined(struct pipe *p, struct cand **valid, int nvalid)
+{
+	const struct stage *rs = &stages[STAGE_REFINE];
 	pipe_set_pool(p, valid, nvalid);
 	/* A refinement that waits for a reply (or stopped) has not been
 	 * decided: the selection is written once, when the stage has run. */
@@ -136,49 +181,104 @@ static void join_refinements(struct pipe *p, struct seed_line *lines, int nlines
 	pipe_stage_row(p, rs);
 }
 
+/*
+ * Seed `s` of `count` written by the code agent, told the approaches
+ * before it (and `note`, when given), its approach added to them; NULL
+ * when no usable reply came (said, unless the task stops).
+ */
+static struct cand *write_seed(struct pipe *p, int s, int count, struct buf *approaches, const char *note)
+{
+	const struct stage *st = &stages[STAGE_SEED];
+	struct prompt_vars v = { 0 };
+	enum agent_outcome oc;
+	char *src, id[32], idx[16], total[16], *diversity, approach[200];
+	snprintf(idx, sizeof(idx), "%d", s);
+	snprintf(total, sizeof(total), "%d", count);
+	snprintf(id, sizeof(id), "seed%d", s);
+	diversity = agents_seed_diversity(count, approaches->len ? buf_str(approaches) : NULL);
+	if (note) {
+		char *both = xasprintf("%s %s", diversity, note);
+		free(diversity);
+		diversity = both;
+	}
+	prompt_set(&v, "seed_index", idx);
+	prompt_set(&v, "seed_count", total);
+	prompt_set(&v, "diversity", diversity);
+	pipe_progress(p, "seed", "writing seed %d of %d", s, count);
+	src = pipe_code_call(p, P_CODE_SEED, &v, st->name, id, &oc);
+	free(diversity);
+	if (!src) {
+		if (!pipe_stop_for(p, oc, st->name, id))
+			pipe_decide(p, st->name, DEC_SEED_NO_REPLY, json_pack("{s:i}", "seed", s));
+		return NULL;
+	}
+	/* Remember the approach (a line, never code) for the next seed. */
+	reply_approach(src, approach, sizeof(approach));
+	buf_addf(approaches, "%s(%d) %s", approaches->len ? "; " : "", s, approach);
+	return pipe_new_cand(p, id, NULL, st->name, src);
+}
+
+/* Whether every line's refinement stalled (none is at the speed of light
+ * or ended on a round that gained). */
+static int all_stalled(const struct seed_line *lines, int nlines)
+{
+	int valid = 0;
+	for (int i = 0; i < nlines; i++) {
+		valid += lines[i].valid;
+		if (lines[i].valid && !lines[i].stalled)
+			return 0;
+	}
+	return valid > 0;
+}
+
+/*
+ * Fresh seeds (--fresh-seeds, or a whole program's effort): while the
+ * refinement of every line so far stalled, a new seed with an algorithm
+ * unlike the earlier ones, validated and refined on its own line, joined
+ * after them. Returns the new count of `valid`.
+ */
+static int fresh_seeds(struct pipe *p, struct seed_line *lines, int *nlines, struct buf *approaches,
+		       struct cand **valid, int nvalid)
+{
+	const char *why = p->o->effort_why ?: "--fresh-seeds";
+	for (int f = 1; f <= p->o->fresh_seeds && !p->stop && p->npool && all_stalled(lines, *nlines); f++) {
+		int s = p->o->seeds + f, count = p->o->seeds + p->o->fresh_seeds, at = *nlines;
+		char *note = xasprintf("Refining those approaches stalled at %.4f ms: write another algorithm, not a "
+				       "variant of them.", p->pool[0]->ms);
+		struct cand *c;
+		pipe_decide(p, "seed", DEC_FRESH_SEED, json_pack("{s:i, s:f, s:s}", "seed", s, "best_ms", p->pool[0]->ms,
+								 "why", why));
+		c = write_seed(p, s, count, approaches, note);
+		free(note);
+		if (!c)
+			continue;
+		start_line(p, lines, nlines, c, s);
+		branch_wait(lines[at].check);
+		pipe_join(p, lines[at].check);
+		if (lines[at].valid)
+			valid[nvalid++] = lines[at].seed;
+		nvalid = join_refinements(p, lines, at, *nlines, valid, nvalid);
+		select_refined(p, valid, nvalid);
+	}
+	return nvalid;
+}
+
 void pipe_run_seeds(struct pipe *p, int *seeds_at_sol)
 {
 	const struct stage *st = &stages[STAGE_SEED];
 	struct buf approaches = BUF_INIT;
-	struct seed_line lines[PIPELINE_MAX_SEEDS + 1];	/* the existing kernel, then the seeds */
+	/* the existing kernel, the seeds, the fresh seeds */
+	struct seed_line lines[PIPELINE_MAX_SEEDS + 1 + PIPELINE_MAX_FRESH_SEEDS];
 	struct cand *valid[MAX_CANDS];
 	int nvalid = 0, nlines = 0, first;
-	char idx[16], count[16];
 
 	memset(lines, 0, sizeof(lines));
-	snprintf(count, sizeof(count), "%d", p->o->seeds);
 	first = 1 + existing_seed(p, st, lines, &nlines, &approaches);
 	for (int s = first; s <= p->o->seeds && !p->stop; s++) {
-		struct prompt_vars v = { 0 };
-		enum agent_outcome oc;
-		char *src, id[32], *diversity;
-		struct cand *c;
-		snprintf(idx, sizeof(idx), "%d", s);
-		snprintf(id, sizeof(id), "seed%d", s);
-		diversity = agents_seed_diversity(p->o->seeds, approaches.len ? buf_str(&approaches) : NULL);
-		prompt_set(&v, "seed_index", idx);
-		prompt_set(&v, "seed_count", count);
-		prompt_set(&v, "diversity", diversity);
-		pipe_progress(p, "seed", "writing seed %d of %d", s, p->o->seeds);
-		src = pipe_code_call(p, P_CODE_SEED, &v, st->name, id, &oc);
-		free(diversity);
-		if (!src) {
-			if (!pipe_stop_for(p, oc, st->name, id))
-				pipe_decide(p, st->name, DEC_SEED_NO_REPLY, json_pack("{s:i}", "seed", s));
-			continue;
-		}
-		{
-			/* Remember the approach (a line, never code) for the next seed. */
-			char approach[200];
-			reply_approach(src, approach, sizeof(approach));
-			buf_addf(&approaches, "%s(%d) %s", approaches.len ? "; " : "", s, approach);
-		}
-		c = pipe_new_cand(p, id, NULL, st->name, src);
-		if (!c)
-			break;
-		start_line(p, lines, &nlines, c, s);
+		struct cand *c = write_seed(p, s, p->o->seeds, &approaches, NULL);
+		if (c)
+			start_line(p, lines, &nlines, c, s);
 	}
-	buf_release(&approaches);
 	for (int i = 0; i < nlines; i++)
 		branch_wait(lines[i].check);
 	for (int i = 0; i < nlines; i++) {
@@ -203,7 +303,11 @@ void pipe_run_seeds(struct pipe *p, int *seeds_at_sol)
 		for (int i = 0; i < nlines; i++)
 			if (lines[i].refine)
 				pipe_discard(lines[i].refine);
+		buf_release(&approaches);
 		return;
 	}
-	join_refinements(p, lines, nlines, valid, nvalid);
+	nvalid = join_refinements(p, lines, 0, nlines, valid, nvalid);
+	select_refined(p, valid, nvalid);
+	fresh_seeds(p, lines, &nlines, &approaches, valid, nvalid);
+	buf_release(&approaches);
 }

@@ -22,6 +22,9 @@ enum stage_id {
  * ask for (--seeds, --top-k): the pipeline's arrays are sized by them. */
 #define PIPELINE_MAX_SEEDS 16
 #define PIPELINE_MAX_TOP_K 8
+/* Refinement rounds per seed and seeds written afresh, at most. */
+#define PIPELINE_MAX_REFINE_ROUNDS 8
+#define PIPELINE_MAX_FRESH_SEEDS 4
 
 struct stage {
 	enum stage_id id;

@@ -143,4 +143,31 @@ done
 start_mock "$TMP/rule.json"
 FAKEWORKER_PROFILE_NS= run_egg optimize "${FLAGS[@]}" --run-dir "$TMP/noprof" "$TASK"
 check "the mapping stage asks without a profile" test "$(json_get "$OUT" 'j["usage"]["calls"]')" = 7
+# Refinement rounds and fresh seeds: a second round refines the first
+# round's kernel while rounds gain; when every line's refinement stalls, a
+# seed is written afresh with another algorithm, told where refinement
+# stalled. Each extra round and fresh seed is a decision saying why.
+export EGG_STORE=$TMP/store-rounds
+start_mock "$SRC/tests/pipeline/rounds.json"
+run_egg optimize --device cuda --worker-cmd "$FAKE" --json -q --no-profile --no-hw-tune --seeds 1 \
+	--refine-rounds 3 --fresh-seeds 1 --run-dir "$TMP/rounds" "$TASK"
+expect_rc 0 "a run with three refinement rounds and a fresh seed"
+check "round 2 refined round 1's kernel and stalled; the fresh seed won" python3 - "$OUT" "$TMP/rounds/decisions.jsonl" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = [json.loads(l) for l in open(sys.argv[2])]
+kinds = [(x["kind"], x.get("candidate") or x.get("seed")) for x in d]
+assert ("accepted", "seed1.refine") in kinds and ("extra_round", "seed1.refine") in kinds, kinds
+assert ("not_faster", "seed1.refine2") in kinds, kinds
+fresh = [x for x in d if x["kind"] == "fresh_seed"]
+assert len(fresh) == 1 and fresh[0]["seed"] == 2 and abs(fresh[0]["best_ms"] - 0.8) < 1e-9, fresh
+assert fresh[0]["why"] == "--fresh-seeds" and "--refine-rounds" in [x for x in d if x["kind"] == "extra_round"][0]["why"]
+assert ("not_faster", "seed2.refine") in kinds and ("extra_round", "seed2.refine") not in kinds, kinds
+assert abs(j["kernel_ms"] - 0.5) < 1e-9, j["kernel_ms"]
+PY
+check "eight model calls: seed, two rounds of plan and kernel, the fresh seed and its round" test "$(mock_requests)" -eq 8
+run_egg optimize --device cuda --worker-cmd "$FAKE" --refine-rounds 9 "$TASK"
+expect_rc 2 "more refinement rounds than egg allows are refused"
+expect_err "^egg: error: --refine-rounds is 1 to 8 and --fresh-seeds 0 to 4" "in one line"
+
 finish

@@ -6,6 +6,7 @@
 #include "../llm/spool.h"
 #include "../pipeline/table.h"
 #include "../report/report.h"
+#include "../run/effort.h"
 #include "../run/run.h"
 #include "../run/whole.h"
 #include "../store/store.h"
@@ -115,10 +116,9 @@ static int task_exit(struct cmd_ctx *ctx, const struct run *run)
 
 /* egg optimize TASK.py --split: the whole program (run/whole.h). */
 static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *program, const char *output,
-			  double min_share, int max_tasks, const char *resume, int quiet)
+			  struct whole_opts wo, const char *resume, int quiet)
 {
 	struct run *run;
-	struct whole_opts wo = { min_share >= 0 ? min_share : 0.02, max_tasks, quiet || ctx->json ? RUN_QUIET : RUN_BOARD };
 	json_t *prog = NULL;
 	const json_t *e, *uc;
 	int code, unchanged, slower;
@@ -212,7 +212,36 @@ struct optimize_args {
 	const char *output, *run_dir, *existing, *resume;
 	int table, split, max_tasks;	/* max_tasks -1: not given */
 	double min_share;		/* -1: not given */
+	int program_calls;		/* -1: not given */
+	const char *cut;
 };
+
+/* A whole program's options (--split) from the command line's; -1 with
+ * ERR_INPUT for a bad one. The call budget by default: what the flags'
+ * pipeline plans for four tasks (the default pipeline on --max-subgraphs 4). */
+static int whole_options(const struct optimize_args *a, const struct pipeline_opts *po, int quiet,
+			 struct whole_opts *wo)
+{
+	int stages_on = 0, cut = cut_rule_of(a->cut ? a->cut : "auto");
+	for (int s = 0; s < STAGE_COUNT; s++)
+		stages_on += stages[s].tuning && po->stage_on[s];
+	if (cut < 0) {
+		err_set(ERR_INPUT, "--cut takes auto, fine or blocks, not '%s'", a->cut);
+		return -1;
+	}
+	if (a->program_calls < -1) {
+		err_set(ERR_INPUT, "--program-calls takes 0 (every task what the flags give) or more");
+		return -1;
+	}
+	wo->min_share = a->min_share >= 0 ? a->min_share : 0.02;
+	wo->max_tasks = a->max_tasks > 0 ? a->max_tasks : 0;
+	wo->progress = quiet ? RUN_QUIET : RUN_BOARD;
+	wo->cut = (enum cut_rule)cut;
+	wo->program_calls = a->program_calls >= 0 ? a->program_calls
+			    : 4 * effort_calls(po->seeds, po->refine ? po->refine_rounds : 0,
+					       po->refine ? po->fresh_seeds : 0, stages_on > 0, stages_on);
+	return 0;
+}
 
 /* One task through the pipeline as a run of its own (or the unfinished run
  * of the same task and options, go_on_with): -o, the stage table and the
@@ -285,7 +314,8 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	struct pipeline_flags pf;
 	struct run_opts ro = { 0 };
 	struct strvec devices = STRVEC_INIT, all_args = STRVEC_INIT;
-	struct optimize_args a = { .max_tasks = -1, .min_share = -1 };
+	struct optimize_args a = { .max_tasks = -1, .min_share = -1, .program_calls = -1 };
+	struct whole_opts wo;
 	int code;
 	const struct opt own[] = {
 		{ "output", 'o', OPT_STRING, &a.output, "OUT.py", "where to write the final kernel (default RUN_DIR/final.py)" },
@@ -300,6 +330,12 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 		{ "max-subgraphs", 0, OPT_INT, &a.max_tasks, "N",
 		  "with --split: optimize at most N distinct subgraphs, largest share first (repeats count once); the "
 		  "rest stay PyTorch" },
+		{ "program-calls", 0, OPT_INT, &a.program_calls, "N",
+		  "with --split: the model calls spread over the tasks by the time each can still win (default: what "
+		  "the flags plan for 4 tasks; 0: every task what the flags give)" },
+		{ "cut", 0, OPT_STRING, &a.cut, "RULE",
+		  "with --split: each residual block as one task or as its subgraphs: auto (by what each can win), "
+		  "fine or blocks (default auto)" },
 		{ "resume", 0, OPT_STRING, &a.resume, "RUN", "with --split: go on with run RUN (after a crash, or with new "
 		  "spool replies)" },
 		{ "existing", 0, OPT_STRING, &a.existing, "KERNEL.py",
@@ -354,13 +390,14 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	ro.task_max_cost = pf.max_cost;
 	ro.config = config;
 	ro.existing = a.existing;
-	if ((a.resume || a.min_share >= 0 || a.max_tasks >= 0) && !a.split)
-		code = err_usage("--resume, --min-share and --max-subgraphs go with --split");
+	if ((a.resume || a.min_share >= 0 || a.max_tasks >= 0 || a.program_calls >= 0 || a.cut) && !a.split)
+		code = err_usage("--resume, --min-share, --max-subgraphs, --program-calls and --cut go with --split");
 	else if (a.max_tasks == 0 || a.max_tasks < -1)
 		code = err_usage("--max-subgraphs takes 1 or more (leave it out to optimize every subgraph worth it)");
+	else if (a.split && whole_options(&a, &ro.po, pf.quiet || ctx.json, &wo) < 0)
+		code = err_report();
 	else if (a.split)
-		code = optimize_whole(&ctx, &ro, task_path, a.output, a.min_share, a.max_tasks > 0 ? a.max_tasks : 0, a.resume,
-				      pf.quiet);
+		code = optimize_whole(&ctx, &ro, task_path, a.output, wo, a.resume, pf.quiet);
 	else if (a.existing && !fs_exists(a.existing))
 		code = err_usage("no existing kernel '%s'", a.existing);
 	else

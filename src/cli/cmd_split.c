@@ -15,6 +15,42 @@
 #include "cli.h"
 #include "flags.h"
 
+/* The coarser cut the plan offers: each residual block, the subgraphs it
+ * spans (their numbers in the table) and its task. */
+static void print_blocks(FILE *f, const json_t *plan)
+{
+	const json_t *b, *sgs = json_object_get(plan, "subgraphs");
+	size_t i;
+	if (!json_array_size(json_object_get(plan, "blocks")))
+		return;
+	fprintf(f, "  blocks: a coarser cut, several subgraphs as one task (a kernel may keep what crosses between "
+		   "them on chip):\n");
+	json_array_foreach(json_object_get(plan, "blocks"), i, b) {
+		const json_t *r = json_object_get(b, "replaces");
+		const char *file = json_string_value(json_object_get(b, "file")) ?: "?", *task = program_task_of(b) ?: file;
+		json_int_t first = json_integer_value(json_array_get(r, 0));
+		json_int_t last = json_integer_value(json_array_get(r, json_array_size(r) - 1));
+		int a = 0, z = 0;
+		/* The table numbers compute subgraphs only (glue has none). */
+		for (json_int_t k = 0; k <= last && k < (json_int_t)json_array_size(sgs); k++) {
+			int compute = !json_is_true(json_object_get(json_array_get(sgs, (size_t)k), "glue"));
+			z += compute;
+			a += compute && k < first;
+		}
+		char sh[16] = "-", ms[16] = "-";
+		if (json_is_number(json_object_get(b, "share")))
+			snprintf(sh, sizeof(sh), "%.1f%%", 100 * json_number_value(json_object_get(b, "share")));
+		if (json_is_number(json_object_get(b, "eager_ms")))
+			snprintf(ms, sizeof(ms), "%.4f", json_number_value(json_object_get(b, "eager_ms")));
+		fprintf(f, "  B%-2zu %-44.44s %7s %10s  %s", i + 1, json_string_value(json_object_get(b, "name")) ?: "?", sh,
+			ms, file);
+		if (strcmp(task, file))
+			fprintf(f, " (as %s)", task);
+		fprintf(f, ": subgraphs %d-%d, %lld anchors\n", a + 1, z,
+			json_integer_value(json_object_get(b, "anchors")));
+	}
+}
+
 static void print_plan(FILE *f, const char *task, const char *dir, const json_t *plan)
 {
 	const json_t *sg;
@@ -43,6 +79,7 @@ static void print_plan(FILE *f, const char *task, const char *dir, const json_t 
 			fprintf(f, " (as %s)", task_file);
 		fprintf(f, "\n");
 	}
+	print_blocks(f, plan);
 	if (json_is_number(json_object_get(plan, "eager_ms")))
 		fprintf(f, "  the whole program: %.4f ms in PyTorch eager\n",
 			json_number_value(json_object_get(plan, "eager_ms")));

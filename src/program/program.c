@@ -36,20 +36,22 @@ json_t *program_split(struct worker *w, const struct eval_opts *o, const char *t
 		return NULL;
 	if (fs_mkdir_p(dir) < 0)
 		goto bad;
-	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
-		const char *file = json_string_value(json_object_get(sg, "file"));
-		const char *source = json_string_value(json_object_get(sg, "source"));
-		if (!file || !source || strchr(file, '/')) {
-			err_set(ERR_INFRA, "the worker's split plan has a subgraph without a file name or text");
-			goto bad;
+	for (int list = 0; list < 2; list++)
+		json_array_foreach(json_object_get(plan, list ? "blocks" : "subgraphs"), i, sg) {
+			const char *file = json_string_value(json_object_get(sg, "file"));
+			const char *source = json_string_value(json_object_get(sg, "source"));
+			if (!file || !source || strchr(file, '/')) {
+				err_set(ERR_INFRA, "the worker's split plan has a %s without a file name or text",
+					list ? "block" : "subgraph");
+				goto bad;
+			}
+			path = fs_join(dir, file);
+			if (fs_write_atomic(path, source, strlen(source)) < 0)
+				goto bad;
+			free(path);
+			path = NULL;
+			json_object_del(sg, "source");
 		}
-		path = fs_join(dir, file);
-		if (fs_write_atomic(path, source, strlen(source)) < 0)
-			goto bad;
-		free(path);
-		path = NULL;
-		json_object_del(sg, "source");
-	}
 	json_object_set_new(plan, "program", json_string(strrchr(task_path, '/') ? strrchr(task_path, '/') + 1 : task_path));
 	{
 		char hex[HASH_HEX_LEN + 1];
@@ -109,11 +111,12 @@ const char *program_task_of(const json_t *sg)
 	return json_string_value(json_object_get(sg, "task")) ?: json_string_value(json_object_get(sg, "file"));
 }
 
-json_t *program_kernels_in_dir(const json_t *plan, const char *dir)
+/* The kernels beside the files of one list of the plan ("subgraphs" or "blocks") onto `out`. */
+static void kernels_in_dir(json_t *out, const json_t *list, const char *dir)
 {
-	json_t *out = json_object(), *sg;
+	const json_t *sg;
 	size_t i;
-	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
+	json_array_foreach(list, i, sg) {
 		const char *file = json_string_value(json_object_get(sg, "file"));
 		const char *task = program_task_of(sg);
 		size_t n = task ? strlen(task) : 0;
@@ -126,6 +129,13 @@ json_t *program_kernels_in_dir(const json_t *plan, const char *dir)
 			json_object_set_new(out, file, json_string(kernel));
 		free(kernel);
 	}
+}
+
+json_t *program_kernels_in_dir(const json_t *plan, const char *dir)
+{
+	json_t *out = json_object();
+	kernels_in_dir(out, json_object_get(plan, "subgraphs"), dir);
+	kernels_in_dir(out, json_object_get(plan, "blocks"), dir);
 	return out;
 }
 
@@ -421,6 +431,28 @@ static int compose_part(json_t *parts, json_t *summary, struct strvec *sources, 
 	return 0;
 }
 
+/*
+ * The block of the plan that starts at subgraph `i` and has a kernel in
+ * `kernels` (borrowed), or NULL: a block with a kernel replaces the
+ * subgraphs it spans (its "replaces", consecutive), one kernel for what
+ * they computed.
+ */
+static const json_t *block_at(const json_t *plan, size_t i, const json_t *kernels)
+{
+	const json_t *b;
+	size_t k;
+	json_array_foreach(json_object_get(plan, "blocks"), k, b) {
+		const json_t *r = json_object_get(b, "replaces");
+		size_t n = json_array_size(r);
+		const char *file = json_string_value(json_object_get(b, "file"));
+		if (n && file && json_object_get(kernels, file) && json_integer_value(json_array_get(r, 0)) == (json_int_t)i &&
+		    json_integer_value(json_array_get(r, n - 1)) >= (json_int_t)i &&
+		    (size_t)json_integer_value(json_array_get(r, n - 1)) < json_array_size(json_object_get(plan, "subgraphs")))
+			return b;
+	}
+	return NULL;
+}
+
 /* The data the runtime reads (_EGG_PLAN; compose_runtime.py), less "parts". Owned. */
 static json_t *compose_tables(const json_t *plan, const struct compose_opts *co)
 {
@@ -443,7 +475,8 @@ json_t *program_compose(const char *task_source, const json_t *plan, const char 
 	struct buf b = BUF_INIT;
 	struct strvec sources = STRVEC_INIT;
 	json_t *summary = json_pack("{s:s, s:[]}", "out", out_path, "parts"), *tables = compose_tables(plan, co);
-	json_t *parts = json_array(), *sg, *part;
+	json_t *parts = json_array(), *part;
+	const json_t *sg;
 	size_t i, nk = 0, nt = 0;
 	char *text = NULL;
 
@@ -451,9 +484,15 @@ json_t *program_compose(const char *task_source, const json_t *plan, const char 
 		err_set(ERR_INPUT, "the split plan in '%s' has no output", dir);
 		goto bad;
 	}
-	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg)
+	for (i = 0; i < json_array_size(json_object_get(plan, "subgraphs"));) {
+		const json_t *block = block_at(plan, i, kernels);
+		sg = block ?: json_array_get(json_object_get(plan, "subgraphs"), i);
 		if (compose_part(parts, summary, &sources, sg, i, kernels, co, dir) < 0)
 			goto bad;
+		i = block ? (size_t)json_integer_value(json_array_get(json_object_get(block, "replaces"),
+								     json_array_size(json_object_get(block, "replaces")) - 1)) + 1
+			  : i + 1;
+	}
 	json_array_foreach(parts, i, part) {
 		nk += !strcmp(json_string_value(json_object_get(part, "kind")), "kernel");
 		nt += !strcmp(json_string_value(json_object_get(part, "kind")), "torch");

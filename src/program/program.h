@@ -20,6 +20,9 @@
  *                   "share", "eager_ms", "glue", "notes", "input_shapes"}]}
  * `name` says what a subgraph computes ("conv1+bn1+relu"); a glue subgraph
  * (views alone) stays PyTorch and is no task.
+ * "blocks": the coarser cut, residual blocks of several subgraphs each as
+ * one task: the fields of a subgraph, and "replaces" (the indexes of the
+ * consecutive subgraphs it spans) and "anchors"; absent in older plans.
  */
 
 /*
@@ -43,8 +46,9 @@ json_t *program_load_plan(const char *dir);
 /* Whether `plan` was split from the program whose text is `source` (its
  * "program_sha256"); a plan without one (an older egg's) fits any. */
 int program_plan_fits(const json_t *plan, const char *source);
-/* The kernels beside the plan's task files (DIR/STEM.kernel.py for
- * DIR/STEM.py, a repeated subgraph's being its task's): {FILE: PATH} (owned). */
+/* The kernels beside the plan's task files, its subgraphs' and its
+ * blocks' (DIR/STEM.kernel.py for DIR/STEM.py, a repeat's being its
+ * task's): {FILE: PATH} (owned). */
 json_t *program_kernels_in_dir(const json_t *plan, const char *dir);
 
 /* How egg compose puts a program together. */
@@ -58,7 +62,8 @@ struct compose_opts {
  * Model's constructor and parameters (the program's source first, as it
  * is), whose forward runs the subgraphs in order, each through its kernel
  * (`kernels`: {FILE: kernel path}, borrowed) or, without one, through its
- * subgraph's PyTorch code when co->keep_torch (glue always). A subgraph
+ * subgraph's PyTorch code when co->keep_torch (glue always); a block with
+ * a kernel in `kernels` runs in place of the subgraphs it spans. A subgraph
  * without a kernel and without keep_torch: NULL with ERR_INPUT naming it.
  * What the runtime reads is data: one JSON document (_EGG_PLAN) read by
  * json.loads, and the sources as string literals; the forward is

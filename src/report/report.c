@@ -570,6 +570,69 @@ static void print_user_clock(FILE *f, const json_t *uc)
 			: "; not faster: the drop-in is not a result");
 }
 
+/* The cut of each block (whole.c, blocks.c): the block or its subgraphs, and why. */
+static void print_cuts(FILE *f, const json_t *prog)
+{
+	const json_t *c;
+	size_t i;
+	if (!json_array_size(json_object_get(prog, "cuts")))
+		return;
+	fprintf(f, "  blocks (a coarser cut: several subgraphs as one task):\n");
+	json_array_foreach(json_object_get(prog, "cuts"), i, c)
+		fprintf(f, "    %s (%s, %lld occurrence(s)): %s: %s\n", json_string_value(json_object_get(c, "block")) ?: "?",
+			json_string_value(json_object_get(c, "task")) ?: "?",
+			(long long)json_integer_value(json_object_get(c, "occurrences")),
+			json_string_value(json_object_get(c, "chosen")) ?: "?", json_string_value(json_object_get(c, "why")) ?: "");
+}
+
+/* The row that ran task `task` (its usage and extra rounds are there). */
+static const json_t *ran_task(const json_t *prog, const char *task)
+{
+	const json_t *sg;
+	size_t i;
+	json_array_foreach(json_object_get(prog, "subgraphs"), i, sg)
+		if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", task) && json_object_get(sg, "usage"))
+			return sg;
+	return NULL;
+}
+
+/* The effort by time at stake (effort.c): each task's calls planned and
+ * used, and what each extra round and fresh seed gained. */
+static void print_effort(FILE *f, const json_t *prog)
+{
+	const json_t *ef = json_object_get(prog, "effort"), *t, *x;
+	size_t i, k;
+	char b[2][16];
+	if (!json_is_object(ef))
+		return;
+	fprintf(f, "  effort by time at stake: %lld model calls spread over %s ms at stake, %lld planned:\n",
+		(long long)json_integer_value(json_object_get(ef, "budget_calls")),
+		fmt_figure("%.4f", json_num(ef, "stake_ms"), b[0]), (long long)json_integer_value(json_object_get(ef,
+		"planned_calls")));
+	json_array_foreach(json_object_get(ef, "tasks"), i, t) {
+		const json_t *e = json_object_get(t, "effort");
+		const json_t *row = ran_task(prog, json_string_value(json_object_get(t, "task")) ?: "");
+		fprintf(f, "    %-40.40s %lld calls planned (%lld seeds, %lld refinement round(s), %lld fresh seed(s), "
+			   "tuning %s), %s used: %s\n", json_string_value(json_object_get(t, "task")) ?: "?",
+			(long long)json_integer_value(json_object_get(e, "planned_calls")),
+			(long long)json_integer_value(json_object_get(e, "seeds")),
+			(long long)json_integer_value(json_object_get(e, "refine_rounds")),
+			(long long)json_integer_value(json_object_get(e, "fresh_seeds")),
+			json_is_true(json_object_get(e, "tuning")) ? "on" : "off",
+			fmt_figure("%.0f", row ? (double)json_integer_value(json_object_get(json_object_get(row, "usage"), "calls"))
+					       : NAN, b[1]),
+			json_string_value(json_object_get(e, "why")) ?: "");
+		json_array_foreach(json_object_get(row, "extras"), k, x) {
+			int round = !strcmp(json_string_value(json_object_get(x, "kind")) ?: "", "round");
+			fprintf(f, "      %s %lld (%s): %s\n", round ? "refinement round" : "fresh seed",
+				(long long)json_integer_value(json_object_get(x, round ? "round" : "seed")),
+				json_string_value(json_object_get(x, "candidate")) ?: "?",
+				json_is_number(json_object_get(x, "gained"))
+					? fmt_figure("gained %.2fx", json_num(x, "gained"), b[0]) : "gained nothing");
+		}
+	}
+}
+
 void report_print_program(FILE *f, const json_t *prog)
 {
 	const json_t *sg, *e = json_object_get(prog, "end_to_end"), *a = json_object_get(prog, "amdahl");
@@ -606,6 +669,8 @@ void report_print_program(FILE *f, const json_t *prog)
 			fmt_figure("%.1f%%", json_num(sg, "sol_pct"), b[4]), status, repeat,
 			json_is_true(json_object_get(sg, "used")) ? " (in the program)" : "", why ? ": " : "", why ? why : "");
 	}
+	print_cuts(f, prog);
+	print_effort(f, prog);
 	{
 		const json_t *u = json_object_get(prog, "llm");
 		if (json_is_object(u))

@@ -213,6 +213,23 @@ int run_add_pairs(struct run *r, const struct strvec *tasks, const struct strvec
 	return 0;
 }
 
+int run_set_task_opts(struct run *r, const char *path, const struct pipeline_opts *po, const char *why)
+{
+	for (int i = 0; i < r->ntasks; i++) {
+		struct task_state *ts = &r->tasks[i];
+		if (strcmp(ts->path, path))
+			continue;
+		free(ts->po);
+		free(ts->po_why);
+		ts->po = xmalloc(sizeof(*ts->po));
+		*ts->po = *po;
+		ts->po_why = why ? xstrdup(why) : NULL;
+		ts->po->effort_why = ts->po_why;
+		return 0;
+	}
+	return -1;
+}
+
 static void *task_thread(void *arg)
 {
 	struct run *r = arg;
@@ -440,6 +457,8 @@ void run_close(struct run *r)
 		free(r->tasks[i].path);
 		free(r->tasks[i].run_dir);
 		free(r->tasks[i].kernel);
+		free(r->tasks[i].po);
+		free(r->tasks[i].po_why);
 		json_decref(r->tasks[i].result);
 	}
 	free(r->tasks);

@@ -56,6 +56,10 @@ struct run *run_resume(const struct config *cfg, const struct run_opts *o, const
  * with ERR_INFRA when the store refuses.
  */
 int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir);
+/* Task `path` (as registered) runs with options `po` (copied) in place of
+ * the run's, `why` (copied; may be NULL) saying why it got them. -1 when
+ * no task has that path. */
+int run_set_task_opts(struct run *r, const char *path, const struct pipeline_opts *po, const char *why);
 /* Registers (task, kernel) pairs of a judge-only run: tasks[i] with
  * kernels[i], each pair a task of its own, named TASKID__KERNELSTEM. */
 int run_add_pairs(struct run *r, const struct strvec *tasks, const struct strvec *kernels);

@@ -417,6 +417,8 @@ static json_t *write_outputs(struct task_work *w, const struct pipeline_result *
 		json_object_set(summary, "sol_stop", res->sol_stop);
 	if (json_array_size(res->rule_skips))
 		json_object_set(summary, "rule_skips", res->rule_skips);
+	if (json_array_size(res->extras))
+		json_object_set(summary, "extras", res->extras);
 	if (broken)
 		json_object_set_new(summary, "infra_error", json_true());
 	if (recorder_failed(w->rec))
@@ -504,7 +506,7 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	env.existing_eval = w->existing_eval;
 	env.progress = progress;
 	env.progress_ctx = sc;
-	broken = pipeline_run(&env, &rc->po, &res) < 0;
+	broken = pipeline_run(&env, ts->po ? ts->po : &rc->po, &res) < 0;
 	if (!res.found && res.stop_cause != STOP_WAITING && !res.stop_reason[0])
 		snprintf(res.stop_reason, sizeof(res.stop_reason),
 			 "no valid kernel: no seed passed evaluation (the decisions in %s say why each failed)", w->dir);

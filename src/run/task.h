@@ -46,6 +46,8 @@ struct task_state {
 	double cost;
 	double started, ended;		/* monotonic ms */
 	json_t *result;			/* the summary, owned */
+	struct pipeline_opts *po;	/* its own options (a whole program's effort), owned; NULL: the run's */
+	char *po_why;			/* why it got them (po->effort_why points here), owned */
 	char error_kind[8];		/* "", "input", "infra", "budget" */
 };
 

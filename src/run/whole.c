@@ -13,6 +13,7 @@
 #include "../util/fault.h"
 #include "../util/fs.h"
 #include "../util/jsonnum.h"
+#include "effort.h"
 #include "shapes.h"
 
 /* At most this many compositions are tried when the whole fails. */
@@ -34,6 +35,7 @@ static const struct outcome_row {
 	[SG_OPTIMIZED] = { "optimized", 1 },
 	[SG_FAILS_IN_PROGRAM] = { "fails_in_program", 1 },
 	[SG_NOT_TRIED] = { "not_tried", 1 },
+	[SG_IN_BLOCK] = { "in_block", 0 },
 };
 #define NOUTCOMES ((int)(sizeof(outcomes) / sizeof(outcomes[0])))
 
@@ -89,6 +91,7 @@ struct whole {
 	const json_t *plan, *baseline;
 	const char *dir, *program_py;	/* the split folder; the composed file */
 	json_t *composed;
+	json_t *cuts;			/* the blocks' decisions (blocks_choose), owned */
 };
 
 static json_t *compose_and_evaluate(struct whole *w, const json_t *use)
@@ -130,11 +133,26 @@ static void insert_by_share(json_t *order, json_t *row, const char *key)
 	json_array_insert(order, at, row);
 }
 
-/* Whether a row is the first occurrence of a task that will run. */
-static int runs_own_task(const json_t *row)
+/* Whether a row is the first occurrence of a task that will run: it is a
+ * task, or a block runs it but another occurrence of its task is one (a
+ * fine task inside a chosen block and outside another). */
+static int runs_own_task(const json_t *rows, const json_t *row)
 {
-	return subgraph_outcome_of(json_string_value(json_object_get(row, "status"))) == SG_TASK &&
-	       !strcmp(json_string_value(json_object_get(row, "task")), json_string_value(json_object_get(row, "file")));
+	enum subgraph_outcome oc = subgraph_outcome_of(json_string_value(json_object_get(row, "status")));
+	const char *task = json_string_value(json_object_get(row, "task")) ?: "";
+	const json_t *o;
+	size_t i;
+	if (strcmp(task, json_string_value(json_object_get(row, "file")) ?: ""))
+		return 0;
+	if (oc == SG_TASK)
+		return 1;
+	if (oc != SG_IN_BLOCK)
+		return 0;
+	json_array_foreach(rows, i, o)
+		if (!strcmp(json_string_value(json_object_get(o, "task")) ?: "", task) &&
+		    subgraph_outcome_of(json_string_value(json_object_get(o, "status"))) == SG_TASK)
+			return 1;
+	return 0;
 }
 
 /*
@@ -152,7 +170,7 @@ static void by_share_within(json_t *rows, const struct whole_opts *wo, const cha
 	size_t i, k;
 	int by_bar = 0;
 	json_array_foreach(rows, i, row) {
-		if (!runs_own_task(row))
+		if (!runs_own_task(rows, row))
 			continue;
 		double share = json_num(row, "task_share"), ratio = json_num(row, "task_compile_ratio");
 		by_bar |= !isnan(ratio);
@@ -169,7 +187,8 @@ static void by_share_within(json_t *rows, const struct whole_opts *wo, const cha
 			continue;
 		}
 		json_array_foreach(rows, i, sg)
-			if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", task))
+			if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", task) &&
+			    subgraph_outcome_of(json_string_value(json_object_get(sg, "status"))) != SG_IN_BLOCK)
 				set_outcome(sg, SG_SKIPPED, json_sprintf("beyond --max-subgraphs %d: the %d distinct task(s) %s "
 									 "are optimized first", wo->max_tasks, wo->max_tasks,
 									 by_bar ? "with the most time left after torch.compile"
@@ -179,29 +198,31 @@ static void by_share_within(json_t *rows, const struct whole_opts *wo, const cha
 }
 
 /*
- * When --max-subgraphs leaves some tasks out, which go first is decided by
- * the user's bar: each distinct task's baseline (eager and torch.compile,
- * in its task, its inputs laid out as in the program) is measured first,
- * and its row gets task_compile_ratio (torch.compile's time over eager's).
- * The baselines are cached, so the tasks' own runs do not measure them
- * again. Nothing is measured when nothing is cut or without torch.compile
- * (--compile-mode none). 0, or -1 on an infrastructure failure.
+ * Each distinct task's baseline in its own task (eager and torch.compile,
+ * its inputs laid out as in the program, its roofline bound), before the
+ * tasks run: what the user runs decides which go first when
+ * --max-subgraphs leaves some out, which cut each block takes, and how
+ * the calls are spread (effort.h). Each first occurrence gets
+ * "task_eager_ms", "task_compile_ms", "task_roofline_ms" and
+ * "task_compile_ratio". The baselines are cached, so the tasks' own runs
+ * do not measure them again. Nothing is measured when nothing needs it
+ * (all tasks run, no blocks, no budget). 0, or -1 on an infrastructure
+ * failure.
  */
-static int measure_bars(struct whole *w, json_t *rows, const struct whole_opts *wo)
+static int measure_bars(struct whole *w, json_t *rows, const struct whole_opts *wo, int blocks)
 {
 	json_t *row;
 	size_t i, n = 0;
 	json_array_foreach(rows, i, row)
-		n += runs_own_task(row);
-	if (wo->max_tasks <= 0 || n <= (size_t)wo->max_tasks || !w->eo.compile_mode ||
-	    !strcmp(w->eo.compile_mode, "none"))
+		n += runs_own_task(rows, row);
+	if (!blocks && wo->program_calls <= 0 && (wo->max_tasks <= 0 || n <= (size_t)wo->max_tasks))
 		return 0;
 	json_array_foreach(rows, i, row) {
 		struct buf src = BUF_INIT;
 		struct pool_slot *slot;
 		json_t *b;
 		char *path;
-		if (!runs_own_task(row))
+		if (!runs_own_task(rows, row))
 			continue;
 		path = fs_join(w->dir, json_string_value(json_object_get(row, "task")));
 		if (fs_read(path, &src) < 0) {
@@ -215,12 +236,21 @@ static int measure_bars(struct whole *w, json_t *rows, const struct whole_opts *
 		buf_release(&src);
 		if (!b)
 			return -1;
+		json_object_set_new(row, "task_eager_ms", num_or_null(json_num(b, "eager_ms")));
+		json_object_set_new(row, "task_compile_ms", num_or_null(json_num(b, "compile_ms")));
+		json_object_set_new(row, "task_roofline_ms", num_or_null(json_num(b, "roofline_ms")));
 		if (json_num(b, "eager_ms") > 0 && json_num(b, "compile_ms") > 0)
 			json_object_set_new(row, "task_compile_ratio",
 					    json_real(json_num(b, "compile_ms") / json_num(b, "eager_ms")));
 		json_decref(b);
 	}
 	return 0;
+}
+
+/* A subgraph row that a chosen block runs. */
+static void set_in_block(json_t *row, const char *block)
+{
+	set_outcome(row, SG_IN_BLOCK, json_sprintf("runs in the block %s, chosen for the coarser cut", block));
 }
 
 /* One row per subgraph of the plan, saying what becomes of it (glue, under
@@ -252,9 +282,19 @@ static json_t *plan_rows(struct whole *w, const struct whole_opts *wo, struct st
 		}
 		json_array_append_new(rows, row);
 	}
-	if (measure_bars(w, rows, wo) < 0) {
-		json_decref(rows);
-		return NULL;
+	{
+		/* The blocks, measured beside the subgraphs, then the cut of each. */
+		json_t *brows = blocks_rows(plan), *all = json_copy(rows);
+		json_array_extend(all, brows);
+		if (measure_bars(w, all, wo, json_array_size(brows) > 0) < 0) {
+			json_decref(all);
+			json_decref(brows);
+			json_decref(rows);
+			return NULL;
+		}
+		json_decref(all);
+		w->cuts = blocks_choose(rows, brows, wo->cut, !strcmp(w->eo.device, "cpu"), set_in_block);
+		json_decref(brows);
 	}
 	by_share_within(rows, wo, dir, paths);
 	return rows;
@@ -267,13 +307,19 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 {
 	const json_t *res = ts->result;
 	double se = json_num(res, "speedup_eager"), sc = json_num(res, "speedup_compile");
-	/* The bar is the user's: the faster of eager and torch.compile for the part. */
-	double best = isnan(sc) ? se : isnan(se) ? sc : fmin(se, sc);
+	/* The bar is the user's: the faster of eager and torch.compile for the
+	 * part; for a block, also its subgraphs run their best way (a block can
+	 * never make the program slower than the fine cut would). */
+	double best = isnan(sc) ? se : isnan(se) ? sc : fmin(se, sc), fine = json_num(sg, "fine_bar_ms");
+	if (fine > 0 && json_num(res, "kernel_ms") > 0)
+		best = fmin(isnan(best) ? INFINITY : best, fine / json_num(res, "kernel_ms"));
 	static const char *const copied[] = { "kernel_ms", "speedup_eager", "speedup_compile", "sol_pct", "eager_sol_pct",
 					      "roofline_ms" };
 	json_object_set_new(sg, "task_id", json_string(ts->task_id));
 	json_object_set_new(sg, "speedup_best", num_or_null(best));
 	json_object_set(sg, "usage", json_object_get(res, "usage") ?: json_null());
+	if (json_object_get(res, "extras"))
+		json_object_set(sg, "extras", json_object_get(res, "extras"));
 	if (json_num(res, "eager_ms") > 0 && json_num(res, "compile_ms") > 0)
 		json_object_set_new(sg, "task_compile_ratio", json_real(json_num(res, "compile_ms") / json_num(res, "eager_ms")));
 	for (size_t k = 0; k < sizeof(copied) / sizeof(copied[0]); k++)
@@ -296,7 +342,9 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 		json_decref(why);
 		set_outcome(sg, SG_SLOWER, json_sprintf("%.2fx of the faster of eager and torch.compile (%s): the "
 							"subgraph stays PyTorch", best,
-							isnan(sc) || se <= sc ? "eager" : "torch.compile"));
+							fine > 0 && fine / json_num(res, "kernel_ms") <= fmin(se, sc)
+								? "its subgraphs run their best way"
+								: isnan(sc) || se <= sc ? "eager" : "torch.compile"));
 	} else {
 		json_decref(why);
 		set_outcome(sg, SG_OPTIMIZED, NULL);
@@ -316,6 +364,8 @@ static json_t *collect_kernels(struct run *r, json_t *rows, int cpu, int *unfini
 		/* Every occurrence of the task: each takes its outcome and kernel. */
 		json_array_foreach(rows, i, sg) {
 			int repeat = strcmp(json_string_value(json_object_get(sg, "file")) ?: "", base), ignored = 0;
+			if (subgraph_outcome_of(json_string_value(json_object_get(sg, "status"))) == SG_IN_BLOCK)
+				continue;	/* its block runs it */
 			if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", base) &&
 			    take_result(sg, ts, cpu, repeat ? &ignored : unfinished))
 				json_object_set(kernels, json_string_value(json_object_get(sg, "file")),
@@ -565,8 +615,8 @@ json_t *whole_amdahl(const json_t *rows, double compile_ratio, int cpu)
 		double x = json_num(sg, "speedup_eager"), r = json_num(sg, "task_compile_ratio"), mine;
 		enum subgraph_outcome oc = subgraph_outcome_of(json_string_value(json_object_get(sg, "status")));
 		int used = json_is_true(json_object_get(sg, "used")), tried = oc != SG_UNKNOWN && outcomes[oc].tried;
-		if (isnan(e))
-			continue;
+		if (isnan(e) || oc == SG_IN_BLOCK)
+			continue;	/* a block's subgraph: in its block's row */
 		if (isnan(r))
 			r = compile_ratio;
 		eager += e;
@@ -651,7 +701,7 @@ static void say_if_unchanged(json_t *out)
 json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
 {
 	struct run_shared *rs = run_shared(r);
-	struct whole w = { rs, rs->eo, NULL, NULL, NULL, NULL, NULL, NULL };
+	struct whole w = { rs, rs->eo, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	struct strvec paths = STRVEC_INIT;
 	struct buf src = BUF_INIT;
 	struct pool_slot *slot;
@@ -698,8 +748,12 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	if (!(rows = plan_rows(&w, wo, &paths)))
 		goto out;
 	out = json_pack("{s:s, s:s, s:o, s:b}", "task", task_path, "split_dir", dir, "subgraphs", rows, "finished", 0);
+	if (json_array_size(w.cuts))
+		json_object_set(out, "cuts", w.cuts);
 	if (paths.n && run_add_tasks(r, &paths, NULL) < 0)
 		goto bad;
+	if (paths.n && wo->program_calls > 0)
+		json_object_set_new(out, "effort", effort_apply(r, rows, &paths, wo->program_calls, &rs->po));
 	if (paths.n)
 		run_execute(r, 0, wo->progress);
 	kernels = collect_kernels(r, rows, cpu, &unfinished);
@@ -743,6 +797,7 @@ out:
 	json_decref(facts);
 	json_decref(kernels);
 	json_decref(w.composed);
+	json_decref(w.cuts);
 	json_decref(e2e);
 	strvec_clear(&paths);
 	buf_release(&src);

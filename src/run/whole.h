@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "blocks.h"
 #include "run.h"
 
 /* What became of a subgraph of the program (its row's "status", by name). */
@@ -19,10 +20,11 @@ enum subgraph_outcome {
 	SG_OPTIMIZED,		/* its kernel passed and is faster */
 	SG_FAILS_IN_PROGRAM,	/* its kernel passed alone but the whole failed with it */
 	SG_NOT_TRIED,		/* the whole failed, and it was beyond the kernels tried one by one */
+	SG_IN_BLOCK,		/* a block chosen for the coarser cut runs it (blocks.h): no task of its own */
 	SG_UNKNOWN,		/* a name this egg does not know (an older record) */
 };
 /* "glue", "skipped", "task", "waiting", "stopped", "at_sol", "no_kernel",
- * "slower", "optimized", "fails_in_program", "not_tried": the stable names
+ * "slower", "optimized", "fails_in_program", "not_tried", "in_block": the stable names
  * records and reports carry; the "why" beside them is prose for people. */
 const char *subgraph_outcome_name(enum subgraph_outcome oc);
 enum subgraph_outcome subgraph_outcome_of(const char *name);
@@ -43,6 +45,9 @@ struct whole_opts {
 	double min_share;	/* subgraphs below this share of the eager time are not optimized (0.02) */
 	int max_tasks;		/* --max-subgraphs: at most this many distinct tasks, most time left after torch.compile first (0: all) */
 	int progress;		/* enum run_progress of the subgraph tasks */
+	int program_calls;	/* the model calls spread over the tasks by time at stake (effort.h); 0: every task
+				 * what the flags give */
+	enum cut_rule cut;	/* the blocks or their subgraphs (--cut) */
 };
 
 /*

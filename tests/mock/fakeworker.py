@@ -27,7 +27,14 @@ GPU. Faults and answers a test can ask for, through the environment:
                              code from FILE (a recorded one) and its summary
                              (the worker's own inductor.summarize), each
                              launch at the ms of FAKEWORKER_COMPILE_MS=a,b,...
+  FAKEWORKER_SPLIT=FILE      the split op answers the plan in FILE (a scripted
+                             network), each subgraph's and block's "source"
+                             read from its "source_file" beside FILE
   FAKEWORKER_PROGRESS=1      an eval job says three progress steps first
+A task's source may set its own baseline: `# fake-eager-ms: X`,
+`# fake-compile-ms: Y`, `# fake-roofline-ms: Z` (least traffic taking Z ms
+at the fake 1 TB/s). The usertime op answers the drop-in at half the
+original's time, every way, in three rounds.
                              (at 3 s, 12 s and 41.5 s, as if it had taken that
                              long)"""
 import hashlib
@@ -45,6 +52,24 @@ PROFILE_CSV = """"ID","Kernel Name","Block Size","Grid Size","dram__throughput.a
 "60.00","30.00","128","{waves_per_sm}"
 """
 PROFILE_FIGURES = {"dram_throughput_pct": "50.00", "sm_throughput_pct": "20.00", "waves_per_sm": "0.50"}
+
+
+def source_marks(source: str) -> dict:
+    """The `# fake-NAME: X` lines of a source, {NAME: X}."""
+    marks = {}
+    for line in source.splitlines():
+        if line.startswith("# fake-") and ":" in line:
+            name, _, value = line[len("# fake-"):].partition(":")
+            marks[name.strip()] = float(value)
+    return marks
+
+
+def scripted_split(path: str) -> dict:
+    """The plan of FAKEWORKER_SPLIT with each part's text read in."""
+    plan = json.load(open(path))
+    for part in plan.get("subgraphs", []) + plan.get("blocks", []):
+        part["source"] = open(os.path.join(os.path.dirname(path), part.pop("source_file"))).read()
+    return plan
 
 
 def main() -> int:
@@ -69,8 +94,22 @@ def main() -> int:
         if op == "probe":
             res = {"platform": "fake", "driver": "fake", "gpus": [
                 {"name": "Fake GPU", "sms": 1, "l2_bytes": 1 << 20, "memory_bytes": 80 << 30}]}
+        elif op == "split" and os.environ.get("FAKEWORKER_SPLIT"):
+            res = scripted_split(os.environ["FAKEWORKER_SPLIT"])
+        elif op == "usertime":
+            res = {side: {way: {"device_ms": ms, "device_cv": 0.0, "wall_ms": ms, "wall_rounds_ms": [ms] * 3}
+                          for way in ways}
+                   for side, ways, ms in (("original", ("eager", "compile", "compile_cudagraphs"), 2.0),
+                                          ("dropin", ("plain", "compile", "compile_cudagraphs"), 1.0))}
         elif op == "baseline":
             res = {"eager_ms": 1.0, "compile_ms": 0.8, "eager": {"median": 1.0}}
+            marks = source_marks(req.get("task_source") or "")
+            if "eager-ms" in marks:
+                res.update(eager_ms=marks["eager-ms"], eager={"median": marks["eager-ms"]})
+            if "compile-ms" in marks:
+                res["compile_ms"] = marks["compile-ms"]
+            if "roofline-ms" in marks:
+                res["work"] = {"flops": 0.0, "bytes": marks["roofline-ms"] * 1e9, "flops_by_op": {}, "half": False}
             if os.environ.get("FAKEWORKER_COMPILE_CODE"):
                 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker"))
                 from egg_worker.protocol import inductor

@@ -6,6 +6,7 @@
 #include "../../src/agents/decisions.h"
 #include "../../src/run/outcome.h"
 #include "../../src/run/task.h"
+#include "../../src/run/effort.h"
 #include "../../src/run/whole.h"
 #include "../../src/util/err.h"
 #include "unit.h"
@@ -168,6 +169,50 @@ static void clearly_faster(void)
 	json_decref(old_record);
 }
 
+/* The effort by time at stake (effort.c): a part worth 60% of what is at
+ * stake gets more calls than one worth 5%; a part at its bound gets its
+ * seeds and nothing more; the budget holds; the same figures, the same
+ * effort. */
+static void effort_by_stake(void)
+{
+	struct pipeline_opts base;
+	struct effort_task t[4], again[4];
+	int total = 0;
+	pipeline_opts_init(&base);
+	memset(t, 0, sizeof(t));
+	/* bar and bound, ms: stakes 0.60, 0.25, 0.05, and one at 95% of its bound */
+	t[0] = (struct effort_task){ .bar_ms = 0.70, .roofline_ms = 0.10, .occurrences = 1 };
+	t[1] = (struct effort_task){ .bar_ms = 0.15, .roofline_ms = 0.10, .occurrences = 5 };
+	t[2] = (struct effort_task){ .bar_ms = 0.06, .roofline_ms = 0.01, .occurrences = 1 };
+	t[3] = (struct effort_task){ .bar_ms = 0.20, .roofline_ms = 0.19, .occurrences = 3 };
+	memcpy(again, t, sizeof(t));
+	effort_allocate(t, 4, 48, &base);
+	for (int i = 0; i < 4; i++)
+		total += t[i].planned_calls;
+	CHECK(t[0].planned_calls > t[2].planned_calls && t[0].planned_calls > t[1].planned_calls,
+	      "the part worth 60%% of the stake gets more calls (%d) than those worth 25%% (%d) and 5%% (%d)",
+	      t[0].planned_calls, t[1].planned_calls, t[2].planned_calls);
+	CHECK(t[0].refine_rounds > 1 && t[0].fresh_seeds >= 1 && t[0].tuning,
+	      "it gets extra refinement rounds (%d) and a fresh seed (%d) on top of the default pipeline",
+	      t[0].refine_rounds, t[0].fresh_seeds);
+	CHECK(t[3].at_bound && t[3].planned_calls == 2 && !t[3].refine_rounds && !t[3].tuning,
+	      "the part at 95%% of its bound gets its two seeds and nothing more (%d calls)", t[3].planned_calls);
+	CHECK(total <= 48 && total >= 40, "the budget of 48 calls holds and is spent (%d)", total);
+	CHECK(effort_calls(2, 1, 0, 1, 3) == 12, "the default pipeline plans 12 calls: 2 seeds, their refinement, 3 "
+	      "tuning stages");
+	effort_allocate(again, 4, 48, &base);
+	CHECK(!memcmp(t, again, sizeof(t)), "the same figures give the same effort");
+	again[0].bar_ms = NAN;
+	effort_allocate(again, 4, 48, &base);
+	CHECK(again[0].refine_rounds == 1 && again[0].tuning && again[0].planned_calls == 12,
+	      "a part whose time is not measured gets what the flags give (%d calls)", again[0].planned_calls);
+	base.refine = 0;
+	memset(base.stage_on, 0, sizeof(base.stage_on));
+	effort_allocate(t, 4, 48, &base);
+	CHECK(t[0].planned_calls == 2 && t[1].planned_calls == 2,
+	      "with --no-refine --no-hw-tune every part gets its seeds only, as the flags say");
+}
+
 void suite_run(void)
 {
 	static const char *const cases[][3] = {
@@ -187,4 +232,5 @@ void suite_run(void)
 	wording_is_not_data();
 	stop_advice();
 	clearly_faster();
+	effort_by_stake();
 }

@@ -64,3 +64,63 @@ def partition(gm: torch.fx.GraphModule, values: dict) -> tuple:
     if g.nodes:
         groups.append(g)
     return groups, kinds
+
+
+# A block egg offers as one coarse part holds at most this many anchors (a
+# decoder's attention block: q, k and v projections, attention, output
+# projection).
+MAX_BLOCK_ANCHORS = 6
+
+
+def _derived_in(h, group_nodes: set, names: set) -> set:
+    """The values of one group that are `h` or computed from it inside the
+    group (a norm of the residual stream in the group that wrote it)."""
+    out, stack = {h.name}, [h]
+    while stack:
+        v = stack.pop()
+        for u in v.users:
+            if u.name in group_nodes and u.name not in out:
+                out.add(u.name)
+                stack.append(u)
+    return out & names if names else out
+
+
+def residual_blocks(gm: torch.fx.GraphModule, groups: list, kinds: dict) -> list:
+    """The residual blocks of the program as runs of consecutive groups
+    [(first, last), ...] (indices into `groups`), found from the graph: a
+    block ends at the group whose elementwise add reads a value h that an
+    earlier group wrote (x + f(x)), and starts at the group after the one
+    that wrote h, which reads h or what that group computed from h (the
+    stream enters there; a mask added in attention does not start one).
+    Only blocks of two anchors or more, and at most MAX_BLOCK_ANCHORS; where
+    blocks overlap, the shorter is kept. Across a block's groups a kernel
+    spanning them keeps every intermediate out of device memory: the
+    round trips the fine cut pays and torch.compile cannot fuse away."""
+    mods = dict(gm.named_modules())
+    at = {n.name: i for i, g in enumerate(groups) for n in g.nodes}
+    names = [{n.name for n in g.nodes} for g in groups]
+    found = set()
+    for q, g in enumerate(groups):
+        for a in g.nodes:
+            if op_name(a, mods) not in ("add", "add_", "iadd") or kinds.get(a.name) == "scalar":
+                continue
+            operands = [x for x in a.args if isinstance(x, torch.fx.Node)]
+            if len(operands) != 2:
+                continue
+            for h, other in (operands, operands[::-1]):
+                p = at.get(h.name, -1) if h.op != "placeholder" else -1
+                first = p + 1
+                if p >= q - 1 or at.get(other.name, -1) < first:
+                    continue
+                if sum(groups[k].has_anchor for k in range(first, q + 1)) < 2 or \
+                        sum(groups[k].has_anchor for k in range(first, q + 1)) > MAX_BLOCK_ANCHORS:
+                    continue
+                stream = {h.name} if p < 0 else _derived_in(h, names[p], names[p])
+                reads = {x.name for n in groups[first].nodes for x in n.all_input_nodes}
+                if stream & reads:
+                    found.add((first, q))
+    kept = []
+    for first, last in sorted(found, key=lambda b: (b[1] - b[0], b[0])):
+        if all(last < f or first > l for f, l in kept):
+            kept.append((first, last))
+    return sorted(kept)

@@ -125,9 +125,15 @@ def _rename_key(key: str, mine: dict, theirs_back: dict) -> str | None:
 
 
 def merge_repeats(plan: dict) -> None:
-    """Marks each subgraph's task in `plan` (see the module's text)."""
+    """Marks each subgraph's task in `plan` (see the module's text), and
+    each block's among the blocks (a block repeats a block)."""
+    _merge(plan["subgraphs"])
+    _merge(plan.get("blocks") or [])
+
+
+def _merge(subgraphs: list) -> None:
     firsts: dict = {}
-    for sg in plan["subgraphs"]:
+    for sg in subgraphs:
         sg["task"] = sg["file"]
         if sg.get("glue"):
             continue

@@ -7,7 +7,8 @@ process (job.py forks it, since it runs the user's program):
    allocated: a 20 GB model splits on a laptop), its forward captured with
    torch.fx, the shapes and dtypes of every value propagated;
 2. partition.py: the graph cut into fusable subgraphs in one pass in
-   program order (ops.py says what each operation is);
+   program order (ops.py says what each operation is), and the residual
+   blocks a coarser cut offers (several subgraphs as one task);
 3. write_tasks.py: each subgraph as a KernelBench-form task file (draws.py:
    how it draws its inputs and parameters), and the plan that lists them;
 4. measure.py (with `measure`, on a device the program fits on): each
@@ -44,8 +45,14 @@ def split(task, task_path: str, task_source: str, device: str, measure: bool, it
     if measure:
         say(f"measuring each subgraph's share of the program's eager time on {device}")
         measure_shares(task, plan, gm, groups, device, iters)
+        for b in plan["blocks"]:
+            # A block's share and eager time: its subgraphs' in the program.
+            parts = [plan["subgraphs"][i] for i in b["replaces"]]
+            if all(p.get("share") is not None for p in parts):
+                b["share"] = sum(p["share"] for p in parts)
+                b["eager_ms"] = sum(p["eager_ms"] or 0 for p in parts)
     merge_repeats(plan)
-    for sg in plan["subgraphs"]:
+    for sg in plan["subgraphs"] + plan["blocks"]:
         sg.pop("_sub", None)
         sg.pop("nodes", None)
     return plan

@@ -23,7 +23,7 @@ import torch.nn as nn
 
 from .ops import MATMULS, op_name
 from .draws import STRIDED_HELPER, draws_of, param_expr, program_inputs_source
-from .partition import Group, is_tensor
+from .partition import Group, is_tensor, residual_blocks
 from .trace import rebuildable
 
 
@@ -86,13 +86,29 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
             sg["file"] = f"glue_{len(subgraphs):02d}.py"
             sg["name"] = "glue: " + sg["name"]
         subgraphs.append(sg)
+    blocks = []
+    spans = residual_blocks(gm, groups, kinds)
+    for k, (first, last) in enumerate(spans, 1):
+        # A block: the subgraphs from `first` to `last` as one task, so that
+        # one kernel may keep what crosses between them on chip.
+        g = Group()
+        g.nodes = [n for grp in groups[first:last + 1] for n in grp.nodes]
+        g.has_anchor = True
+        sg = subgraph_source(gm, program_path, k, len(spans), g, kinds, values, producers, program_inputs,
+                             inputs_source, gm.training, title="Block",
+                             label=_block_label(_label(gm, groups[first].nodes, kinds),
+                                                _label(gm, groups[last].nodes, kinds)))
+        sg.update(file="block" + sg["file"], glue=False, share=None, eager_ms=None,
+                  replaces=list(range(first, last + 1)),
+                  anchors=sum(groups[i].has_anchor for i in range(first, last + 1)))
+        blocks.append(sg)
     shapes = [list(values[p].shape) if is_tensor(values.get(p)) else None for p in placeholders]
     dtypes = [str(values[p].dtype).replace("torch.", "") if is_tensor(values.get(p)) else None for p in placeholders]
     floating = [values[p].is_floating_point() if is_tensor(values.get(p)) else None for p in placeholders]
     return {"plan_version": PLAN_VERSION, "program": os.path.basename(program_path), "inputs": placeholders,
             "input_shapes": shapes, "input_dtypes": dtypes, "input_floating": floating,
             "output_tree": _program_output_tree(gm),
-            "subgraphs": subgraphs, "measured_on": None, "eager_ms": None}
+            "subgraphs": subgraphs, "blocks": blocks, "measured_on": None, "eager_ms": None}
 
 
 # The plan's format: 2 has output_tree (an older plan, output as Python text).
@@ -150,6 +166,17 @@ def _imports_for(globals_: dict) -> list:
             lines.append(f"{name} = torch.ops.{str(obj).replace('torch.ops.', '')}" if "ops" in str(obj)
                          else f"from {mod} import {obj.__name__} as {name}")
     return lines
+
+
+def _block_label(first: str, last: str) -> str:
+    """A block's name from its first and last subgraphs' names, the dotted
+    prefix they share said once: "layers.0.attn.q .. o+add"."""
+    a, b = first.split("."), last.split(".")
+    k = 0
+    while k < min(len(a), len(b)) - 1 and a[k] == b[k]:
+        k += 1
+    text = f"{first} .. {'.'.join(b[k:])}"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _label(gm, nodes: list, kinds: dict) -> str:
@@ -264,22 +291,25 @@ def _rebuild(gm, body: list, constants: dict, inputs: list, outputs: list, value
 
 
 def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kinds: dict, values: dict,
-                    producers: dict, program_inputs: dict, inputs_source: str, training: bool = True) -> dict:
+                    producers: dict, program_inputs: dict, inputs_source: str, training: bool = True,
+                    title: str = "Subgraph", label: str | None = None) -> dict:
     """The task file of one subgraph and what the plan says of it;
-    `inputs_source`: the program's input code (draws.program_inputs_source)."""
+    `inputs_source`: the program's input code (draws.program_inputs_source);
+    `title`: what the file calls itself ("Subgraph", or "Block" for a block
+    of several subgraphs), `label` its name (else what it computes)."""
     mods = dict(gm.named_modules())
     body, constants, inputs, outputs = _boundary(gm, g, kinds, values)
     sub, code, params, notes, init_lines = _rebuild(gm, body, constants, inputs, outputs, values)
     src_lines = [line for line in code.src.strip("\n").splitlines()
                  if not line.strip().startswith("torch.fx._symbolic_trace.wrap(")]
     forward = "\n".join("    " + line if line.strip() else "" for line in src_lines)
-    label = _label(gm, g.nodes, kinds)
+    label = label or _label(gm, g.nodes, kinds)
     ops = [op_name(n, mods) for n in g.nodes if kinds[n.name] != "view"]
     draws, uses_program, strided = draws_of(inputs, values, producers, program_inputs)
     used = set(re.findall(r"\b\w+\b", forward))
     imports = _imports_for({k: v for k, v in code.globals.items() if k in used})
     file_name = f"{index:02d}_{_flat(label.replace('+', '_'))[:50]}.py"
-    doc = (f'"""Subgraph {index} of {count} of {os.path.basename(program_path)} (egg split): {label}.\n\n'
+    doc = (f'"""{title} {index} of {count} of {os.path.basename(program_path)} (egg split): {label}.\n\n'
            f"It computes {', '.join(ops) or 'views'}; its inputs are the program's values "
            f"{', '.join(a.name for a in inputs)}, its outputs {', '.join(o.name for o in outputs)}.")
     if params:

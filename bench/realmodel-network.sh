@@ -22,7 +22,10 @@ export EGG_STORE=$state/store EGG_MODEL=claude-helper EGG_PROVIDER=anthropic EGG
 flags=(--llm-spool "$state/spool" --iters 50 --warmup 5 ${EGG_RM_FLAGS:---seeds 1 --seed-repairs 1 --no-refine --no-hw-tune})
 egg=${EGG:-build/egg}
 t0=$(date +%s)
-"$egg" optimize --split "$spec" --inputs "$inputs" --model-kwargs "$kwargs" --dtype bf16 "${flags[@]}" \
+# EGG_RM_S: the round is interrupted (SIGINT: egg records where it is and
+# the same command goes on) after that many seconds, so that STATE is still
+# packed within the device call's limit.
+${EGG_RM_S:+timeout -s INT "$EGG_RM_S"} "$egg" optimize --split "$spec" --inputs "$inputs" --model-kwargs "$kwargs" --dtype bf16 "${flags[@]}" \
 	--json -o "$state/out/network.py" >"$state/out/network.json" 2>"$state/out/network.err"
 echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$state/out/network.err"
 tail -n 25 "$state/out/network.err"

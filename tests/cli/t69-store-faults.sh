@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t66-store-faults.sh: every final write of a run, refused (the fault points
+# t69-store-faults.sh: every final write of a run, refused (the fault points
 # of src/util/fault.h: EGG_FAULT=NAME[:N] fails the first N passes, 0 every
 # one), stops the run with exit 3 and says why; the task and the run show
 # stopped in the store when it takes the smaller write that follows, `egg

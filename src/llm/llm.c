@@ -671,11 +671,17 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 			break;
 		}
 		res->attempts++;
-		cc = http_post(c, body, fmin(cfg->timeout_s * 1000, deadline - now), &r);
+		/* The attempt waits for the request timeout or what is left of the
+		 * call's deadline, whichever ends first: the error names that one. */
+		int by_deadline = deadline - now < cfg->timeout_s * 1000;
+		cc = http_post(c, body, by_deadline ? deadline - now : cfg->timeout_s * 1000, &r);
 		if (cc != CURLE_OK) {
 			buf_reset(&last_error);
 			if (r.stalled)
 				buf_addf(&last_error, "stalled: no data for %.0f s", cfg->stall_timeout_s);
+			else if (cc == CURLE_OPERATION_TIMEDOUT && by_deadline)
+				buf_addf(&last_error, "no complete reply within the call's %.0f s deadline (--llm-deadline)",
+					 cfg->deadline_s);
 			else if (cc == CURLE_OPERATION_TIMEDOUT)
 				buf_addf(&last_error, "no complete reply within the %.0f s request timeout",
 					 cfg->timeout_s);

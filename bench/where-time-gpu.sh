@@ -14,7 +14,9 @@
 # report, the summaries) and NET-block-compile.py (torch.compile's code for
 # the block). EGG_RM_FLAGS: the pipeline's flags (default: 3 distinct
 # tasks, a repair per seed, no tuning stages); EGG_RM_S: each round is
-# interrupted after that many seconds (default 270), egg keeping its place.
+# interrupted after that many seconds (default 270), egg keeping its place;
+# EGG_RM_EVAL_S: each summary's egg eval (default 40; a baseline the run
+# measured is cached).
 set -u
 state=$1; out=$2; which=${3:-both}
 cd "$(dirname "$0")/.."
@@ -33,13 +35,13 @@ import json, sys
 p = json.load(open(sys.argv[1]))
 firsts = [s for s in p["subgraphs"] if s.get("occurrences") and not s.get("glue")]
 blocks = [b for b in p.get("blocks", []) if b.get("occurrences")]
-pick = sorted(firsts, key=lambda s: -(s.get("task_share") or 0))[:1] + \
-       sorted(blocks, key=lambda b: -sum(p["subgraphs"][i].get("share") or 0 for i in b["replaces"]))[:1]
+pick = sorted(blocks, key=lambda b: -sum(p["subgraphs"][i].get("share") or 0 for i in b["replaces"]))[:1] + \
+       sorted(firsts, key=lambda s: -(s.get("task_share") or 0))[:1]
 print(" ".join(x["file"] for x in pick))
 PY
 	); do
 		echo "== egg eval $f" >>"$out/$net-round.txt"
-		EGG_STORE=$state/$net/store timeout 150 build/egg eval "$split/$f" >>"$out/$net-round.txt" 2>&1
+		EGG_STORE=$state/$net/store timeout "${EGG_RM_EVAL_S:-40}" build/egg eval "$split/$f" >>"$out/$net-round.txt" 2>&1
 	done
 	dir=$(ls -d "$state/$net"/store/runs/*/split__block* 2>/dev/null | head -1)
 	[ -n "$dir" ] && [ -f "$dir/torch_compile.py" ] && cp "$dir/torch_compile.py" "$out/$net-block-compile.py"

@@ -229,6 +229,10 @@ static int whole_options(const struct optimize_args *a, const struct pipeline_op
 		err_set(ERR_INPUT, "--cut takes auto, fine or blocks, not '%s'", a->cut);
 		return -1;
 	}
+	if (a->max_tasks == 0 || a->max_tasks < -1) {
+		err_set(ERR_INPUT, "--max-subgraphs takes 1 or more (leave it out to optimize every subgraph worth it)");
+		return -1;
+	}
 	if (a->program_calls < -1) {
 		err_set(ERR_INPUT, "--program-calls takes 0 (every task what the flags give) or more");
 		return -1;
@@ -390,14 +394,11 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	ro.task_max_cost = pf.max_cost;
 	ro.config = config;
 	ro.existing = a.existing;
-	if ((a.resume || a.min_share >= 0 || a.max_tasks >= 0 || a.program_calls >= 0 || a.cut) && !a.split)
+	if (a.split)
+		code = whole_options(&a, &ro.po, pf.quiet || ctx.json, &wo) < 0
+			       ? err_report() : optimize_whole(&ctx, &ro, task_path, a.output, wo, a.resume, pf.quiet);
+	else if (a.resume || a.min_share >= 0 || a.max_tasks >= 0 || a.program_calls >= 0 || a.cut)
 		code = err_usage("--resume, --min-share, --max-subgraphs, --program-calls and --cut go with --split");
-	else if (a.max_tasks == 0 || a.max_tasks < -1)
-		code = err_usage("--max-subgraphs takes 1 or more (leave it out to optimize every subgraph worth it)");
-	else if (a.split && whole_options(&a, &ro.po, pf.quiet || ctx.json, &wo) < 0)
-		code = err_report();
-	else if (a.split)
-		code = optimize_whole(&ctx, &ro, task_path, a.output, wo, a.resume, pf.quiet);
 	else if (a.existing && !fs_exists(a.existing))
 		code = err_usage("no existing kernel '%s'", a.existing);
 	else

@@ -519,6 +519,17 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	free(device_text);
 }
 
+/* torch.compile's own output code for the task (the baseline's
+ * "compile_code"), written beside its records as torch_compile.py and taken
+ * out of the baseline (the prompts carry its summary). */
+static void keep_compile_code(struct recorder *rec, json_t *baseline)
+{
+	if (!json_is_string(json_object_get(baseline, "compile_code")))
+		return;
+	recorder_write_text(rec, "torch_compile.py", json_string_value(json_object_get(baseline, "compile_code")));
+	json_object_del(baseline, "compile_code");
+}
+
 void task_run(struct run_shared *rc, struct task_state *ts)
 {
 	struct buf task = BUF_INIT, existing_src = BUF_INIT;
@@ -585,12 +596,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 		finish_on_error(rc, ts, k, failure(ts->path, err_msg()));
 		goto out;
 	}
-	if (json_is_string(json_object_get(baseline, "compile_code"))) {
-		/* torch.compile's own output for the task, beside its records (the
-		 * prompts carry its summary): what a kernel must beat. */
-		recorder_write_text(w.rec, "torch_compile.py", json_string_value(json_object_get(baseline, "compile_code")));
-		json_object_del(baseline, "compile_code");
-	}
+	keep_compile_code(w.rec, baseline);
 	if (ts->kernel) {
 		judge_kernel(rc, ts, w.rec, &w.eo, buf_str(&task), baseline, dir);
 		goto out;

@@ -747,13 +747,12 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 	w.program_py = program_py;
 	if (!(rows = plan_rows(&w, wo, &paths)))
 		goto out;
-	out = json_pack("{s:s, s:s, s:o, s:b}", "task", task_path, "split_dir", dir, "subgraphs", rows, "finished", 0);
-	if (json_array_size(w.cuts))
-		json_object_set(out, "cuts", w.cuts);
-	if (paths.n && run_add_tasks(r, &paths, NULL) < 0)
+	out = json_pack("{s:s, s:s, s:o, s:b, s:O}", "task", task_path, "split_dir", dir, "subgraphs", rows, "finished", 0,
+			"cuts", w.cuts);
+	if (paths.n && (run_add_tasks(r, &paths, NULL) < 0 ||
+			(wo->program_calls > 0 && json_object_set_new(out, "effort", effort_apply(r, rows, &paths,
+				wo->program_calls, &rs->po)) < 0)))
 		goto bad;
-	if (paths.n && wo->program_calls > 0)
-		json_object_set_new(out, "effort", effort_apply(r, rows, &paths, wo->program_calls, &rs->po));
 	if (paths.n)
 		run_execute(r, 0, wo->progress);
 	kernels = collect_kernels(r, rows, cpu, &unfinished);

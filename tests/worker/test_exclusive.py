@@ -25,6 +25,54 @@ sys.path.insert(0, os.path.join(ROOT, "worker"))
 JOBS_PER_WORKER = 3
 
 
+def children() -> list:
+    """This test's child processes' ids."""
+    me, out = str(os.getpid()), []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1] == me:
+                out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def child_opens(path: str, timeout_s: float = 60.0) -> bool:
+    """Whether a child process of this test comes to hold `path` open (a
+    lock file it is about to try), read from the kernel's fd table."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        for pid in children():
+            try:
+                fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+            except OSError:
+                continue
+            if path in fds:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def child_waits_on_lock(timeout_s: float = 60.0) -> bool:
+    """Whether a child process of this test comes to wait on a file lock
+    (the kernel lists a blocked flock as a "->" line of /proc/locks): the
+    proof that it waited, read from the kernel rather than from a pause."""
+    me = str(os.getpid())
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        for line in open("/proc/locks"):
+            f = line.split()
+            if len(f) > 5 and f[1] == "->":
+                try:
+                    stat = open(f"/proc/{f[5]}/stat").read()
+                except OSError:
+                    continue
+                if stat.rsplit(")", 1)[1].split()[1] == me:
+                    return True
+        time.sleep(0.05)
+    return False
+
+
 def main() -> int:
     tap = Tap()
     lock_dir = tempfile.mkdtemp(prefix="egg-excl-")
@@ -71,14 +119,23 @@ def main() -> int:
     work = [(i, a, b) for i, e in enumerate(passed) for a, b in e.get("work_spans") or []]
     tap.ok(len(work) >= len(passed) * 6, f"every evaluation reports its load and trial spans ({len(work)} spans)")
     work += [(n + i, a, c) for i, b in enumerate(bases) for a, c in b.get("work_spans") or []]
+    # The check means something only where jobs did run at the same time:
+    # evaluations whose spans interleave (one worker runs its jobs one after
+    # another, so these are different workers').
+    extent = []
+    for e in passed:
+        spans = (e.get("work_spans") or []) + [[e["timing"]["locked_at"], e["timing"]["released_at"]]]
+        extent.append((min(a for a, _ in spans), max(b for _, b in spans)))
+    together = sum(1 for i, (a, b) in enumerate(extent) for c, d in extent[i + 1:] if a < d and c < b)
+    tap.ok(together > 0, f"evaluations ran at the same time ({together} pairs overlapped), so the next check "
+           "is not vacuous")
     overlaps = [(i, j) for i, a, b in timed for j, c, d in work if i != j and c < b and a < d]
     tap.ok(not overlaps, f"no job's device work overlapped another job's timed loop ({len(overlaps)} overlaps "
            f"among {len(timed)} timed loops and {len(work)} work spans)")
 
-    # Deterministically: while this test holds the device for timing, a
-    # baseline asked for meanwhile does not start loading; it loads once the
-    # device is released. (The pause gives a baseline that did not wait
-    # room to show it; the assertion does not depend on it.)
+    # While this test holds the device for timing, a baseline asked for
+    # meanwhile does not start loading: the kernel shows the worker blocked
+    # on the lock, and its loading starts after the release.
     os.environ["EGG_LOCK_DIR"] = lock_dir
     from egg_worker import locks  # noqa: E402 (after the lock folder is set)
 
@@ -88,24 +145,20 @@ def main() -> int:
     with locks.device_lock({"lock": lock, "device": "cpu"}):
         w.p.stdin.write(json.dumps(req) + "\n")
         w.p.stdin.flush()
-        while True:
-            line = json.loads(w.p.stdout.readline())
-            if line.get("event") == "progress" and line.get("step", "").startswith("baseline: loading"):
-                break
-        time.sleep(0.5)
+        waited = child_waits_on_lock()
         released = time.time()
     r = read_reply(w.p.stdout, 1).get("result") or {}
     w.n = 1
     w.close()
     spans = r.get("work_spans") or []
-    tap.ok(len(spans) == 1 and spans[0][0] >= released,
+    tap.ok(waited and len(spans) == 1 and spans[0][0] >= released,
            "a baseline does not load while another job times the device: it loads once the device is free",
            f"released at {released}, spans {spans}")
 
     # A worker's start (its imports: seconds of CPU) is device work too: one
-    # told its device's lock (EGG_STARTUP_LOCK, as egg's pool does) says
-    # hello only once the device is free. (The pause is longer than a start
-    # takes here, so that one that did not wait shows it.)
+    # told its device's lock (EGG_STARTUP_LOCK, as egg's pool does) comes to
+    # try it (the kernel shows the lock file open in the starting worker)
+    # and says hello only once it is free.
     started: dict = {}
 
     def start() -> None:
@@ -115,11 +168,11 @@ def main() -> int:
     with locks.device_lock({"lock": lock, "device": "cpu"}):
         t = threading.Thread(target=start)
         t.start()
-        time.sleep(6.0)
+        waited = child_opens(os.path.realpath(locks._path(locks.lock_key({"lock": lock, "device": "cpu"}), "work")))
         released = time.time()
     t.join()
     started["worker"].close()
-    tap.ok(started["hello_at"] >= released, "a worker starting while the device is timed says hello once it is free",
+    tap.ok(waited and started["hello_at"] >= released, "a worker starting while the device is timed says hello once it is free",
            f"released at {released}, hello at {started['hello_at']}")
 
     # Slurm steps that share one GPU (shards) lock that GPU, not their slots.

@@ -175,6 +175,32 @@ static int baseline_only(struct cmd_ctx *ctx, struct worker *w, struct eval_opts
  * forms are cmd_eval_batch.c). Over 100 lines: the option table and the
  * verdict's exit rules (a timing that ran out is not a rejection) belong
  * together. */
+/* The exit code of one candidate's evaluation: done when it passed; a
+ * correct kernel whose timing ran out of time is not a rejection. */
+static int candidate_verdict(const char *kernel_path, const struct eval_opts *o, json_t *res)
+{
+	if (!eval_passed(res) &&
+	    !strcmp(json_string_value(json_object_get(res, "stage")) ?: "", "timing") &&
+	    !strcmp(json_string_value(json_object_get(res, "reason")) ?: "", "timed out") &&
+	    json_integer_value(json_object_get(res, "correct_trials")) == json_integer_value(json_object_get(res, "trials"))) {
+		/* Correct in every trial; only the timed loop ran out of time (a
+		 * full-size task on the CPU, typically). Not a rejection of the
+		 * kernel's correctness: say so, and what helps. */
+		fprintf(stderr, "egg: not timed: '%s' is correct (%lld/%lld trials), but its timing exceeded the %.0f s "
+			"limit: try fewer --iters (now %d), --no-timing, or a longer --timeout\n", kernel_path,
+			json_integer_value(json_object_get(res, "correct_trials")),
+			json_integer_value(json_object_get(res, "trials")), o->timeout_s, o->iters);
+		return EXIT_NEGATIVE;
+	}
+	if (!eval_passed(res)) {
+		err_set(ERR_REJECTED, "'%s' failed at %s: %s", kernel_path,
+			json_string_value(json_object_get(res, "stage")) ?: "?",
+			json_string_value(json_object_get(res, "reason")) ?: "no reason given");
+		return err_report();
+	}
+	return EXIT_DONE;
+}
+
 int cmd_eval(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
@@ -250,28 +276,7 @@ int cmd_eval(const struct command *self, int argc, char **argv)
 		cmd_print_json(json_incref(res));
 	else
 		print_human(res);
-	if (!eval_passed(res) &&
-	    !strcmp(json_string_value(json_object_get(res, "stage")) ?: "", "timing") &&
-	    !strcmp(json_string_value(json_object_get(res, "reason")) ?: "", "timed out") &&
-	    json_integer_value(json_object_get(res, "correct_trials")) == json_integer_value(json_object_get(res, "trials"))) {
-		/* Correct in every trial; only the timed loop ran out of time (a
-		 * full-size task on the CPU, typically). Not a rejection of the
-		 * kernel's correctness: say so, and what helps. */
-		fprintf(stderr, "egg: not timed: '%s' is correct (%lld/%lld trials), but its timing exceeded the %.0f s "
-			"limit: try fewer --iters (now %d), --no-timing, or a longer --timeout\n", ctx.args.v[1],
-			json_integer_value(json_object_get(res, "correct_trials")),
-			json_integer_value(json_object_get(res, "trials")), o.timeout_s, o.iters);
-		code = EXIT_NEGATIVE;
-		goto out;
-	}
-	if (!eval_passed(res)) {
-		err_set(ERR_REJECTED, "'%s' failed at %s: %s", ctx.args.v[1],
-			json_string_value(json_object_get(res, "stage")) ?: "?",
-			json_string_value(json_object_get(res, "reason")) ?: "no reason given");
-		code = err_report();
-		goto out;
-	}
-	code = EXIT_DONE;
+	code = candidate_verdict(ctx.args.v[1], &o, res);
 out:
 	json_decref(res);
 	json_decref(baseline);

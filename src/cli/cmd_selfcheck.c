@@ -267,6 +267,41 @@ static void print_table(const json_t *rows, const json_t *sum)
 /* egg selfcheck: every task through the whole evaluation path with its own
  * Model as the candidate. Over 100 lines: options, the device pool with its
  * memory budgets, the worker threads and the summary in one flow. */
+/* The workers, one pool over `devices`, each device's memory budget read
+ * from its facts. The log folder is optional (NULL when it cannot be made). */
+static int start_pool(struct check *c, const struct config *cfg, const struct strvec *devices, int per_device,
+		      char *log_dir)
+{
+	if (fs_mkdir_p(log_dir) < 0)
+		log_dir = NULL;
+	err_clear();
+	c->pool = pool_new(cfg, (const char *const *)devices->v, (int)devices->n, per_device, log_dir);
+	for (size_t i = 0; i < devices->n; i++) {
+		struct pool_slot *slot = pool_acquire(c->pool, (int)i);
+		json_t *facts = eval_device_facts(slot->worker, devices->v[i]);
+		long long budget = eval_device_budget(facts, devices->v[i]);
+
+		pool_release(c->pool, slot);
+		if (!facts)
+			return -1;
+		pool_set_memory(c->pool, (int)i, budget);
+		json_decref(facts);
+	}
+	return 0;
+}
+
+/* `jobs` threads take the tasks one by one until none is left. */
+static void run_checks(struct check *c, int jobs)
+{
+	pthread_t *threads = xcalloc((size_t)jobs, sizeof(pthread_t));
+
+	for (int t = 0; t < jobs; t++)
+		pthread_create(&threads[t], NULL, check_thread, c);
+	for (int t = 0; t < jobs; t++)
+		pthread_join(threads[t], NULL);
+	free(threads);
+}
+
 int cmd_selfcheck(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
@@ -284,7 +319,6 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 		{ "quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress lines" },
 		OPT_TABLE_END,
 	};
-	pthread_t *threads = NULL;
 	json_t *rows = NULL, *sum = NULL;
 	char *log_dir = NULL;
 	const struct opt *tables[] = { own, eval_flag_options(&ef, EVAL_FLAGS_SELFCHECK), NULL };
@@ -306,23 +340,9 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 		goto out;
 	}
 	log_dir = fs_join(ctx.cfg.store, "logs");
-	if (fs_mkdir_p(log_dir) < 0) {
-		free(log_dir);
-		log_dir = NULL;
-	}
-	err_clear();
-	c.pool = pool_new(&ctx.cfg, (const char *const *)devices.v, (int)devices.n, per_device ? per_device : 2, log_dir);
-	for (i = 0; i < devices.n; i++) {
-		struct pool_slot *slot = pool_acquire(c.pool, (int)i);
-		json_t *facts = eval_device_facts(slot->worker, devices.v[i]);
-		long long budget = eval_device_budget(facts, devices.v[i]);
-		pool_release(c.pool, slot);
-		if (!facts) {
-			code = err_report();
-			goto out;
-		}
-		pool_set_memory(c.pool, (int)i, budget);
-		json_decref(facts);
+	if (start_pool(&c, &ctx.cfg, &devices, per_device ? per_device : 2, log_dir) < 0) {
+		code = err_report();
+		goto out;
 	}
 	if (rows_path && !(c.rows_file = fopen(rows_path, "a"))) {
 		err_set(ERR_INPUT, "cannot write '%s': %s", rows_path, strerror(errno));
@@ -336,13 +356,9 @@ int cmd_selfcheck(const struct command *self, int argc, char **argv)
 	jobs = jobs ? jobs : 2 * (int)devices.n;
 	if ((size_t)jobs > paths.n)
 		jobs = (int)paths.n;
-	threads = xcalloc((size_t)jobs, sizeof(pthread_t));
 	fprintf(stderr, "egg: selfcheck of %zu task(s) on %s%s, %d at once\n", paths.n, devices.v[0],
 		devices.n > 1 ? " and more" : "", jobs);
-	for (int t = 0; t < jobs; t++)
-		pthread_create(&threads[t], NULL, check_thread, &c);
-	for (int t = 0; t < jobs; t++)
-		pthread_join(threads[t], NULL);
+	run_checks(&c, jobs);
 	rows = json_array();
 	for (i = 0; i < paths.n; i++)
 		json_array_append_new(rows, c.rows[i]);
@@ -368,7 +384,6 @@ out:
 	if (c.rows_file)
 		fclose(c.rows_file);
 	free(c.rows);
-	free(threads);
 	json_decref(rows);
 	json_decref(sum);
 	pool_free(c.pool);

@@ -132,9 +132,60 @@ static long column(const struct strvec *header, const char *name)
 	return -1;
 }
 
-/* ncu.h's contract. Over 100 lines: one pass over the CSV (its quoting, its
- * header and units rows, kernels and metrics) in one loop is easier to
- * check against a capture than the same pass cut into pieces. */
+/* The candidate's figures over its kernels: each metric aggregated by its
+ * rule (weighted by duration, summed, the largest, or the longest kernel's). */
+static void ncu_aggregate(struct ncu_report *out)
+{
+	size_t d = ncu_metric_index("duration_ns");
+	double longest = -1;
+	size_t longest_i = 0;
+	for (size_t i = 0; i < out->nkernels; i++) {
+		double dur = out->kernels[i].has[d] ? out->kernels[i].value[d] : 0;
+		if (dur > longest) {
+			longest = dur;
+			longest_i = i;
+		}
+	}
+	for (size_t m = 0; m < ncu_nmetrics && out->nkernels; m++) {
+		double acc = 0, weight = 0, best = -INFINITY;
+		int any = 0;
+		for (size_t i = 0; i < out->nkernels; i++) {
+			const struct ncu_kernel *k = &out->kernels[i];
+			double dur = k->has[d] ? k->value[d] : 0;
+			if (!k->has[m])
+				continue;
+			any = 1;
+			acc += ncu_metrics[m].agg == NCU_WEIGHTED ? k->value[m] * dur : k->value[m];
+			weight += dur;
+			if (k->value[m] > best)
+				best = k->value[m];
+		}
+		if (!any)
+			continue;
+		switch (ncu_metrics[m].agg) {
+		case NCU_WEIGHTED:
+			if (weight <= 0)
+				continue;
+			out->agg[m] = acc / weight;
+			break;
+		case NCU_SUM:
+			out->agg[m] = acc;
+			break;
+		case NCU_MAX:
+			out->agg[m] = best;
+			break;
+		case NCU_LONGEST:
+			if (!out->kernels[longest_i].has[m])
+				continue;
+			out->agg[m] = out->kernels[longest_i].value[m];
+			break;
+		}
+		out->agg_has[m] = 1;
+	}
+}
+
+/* ncu.h's contract: one pass over the CSV (its quoting, its header and
+ * units rows, kernels and metrics), then the aggregates. */
 int ncu_parse(const char *text, size_t len, struct ncu_report *out, char *why, size_t why_len)
 {
 	struct strvec header = STRVEC_INIT, row = STRVEC_INIT;
@@ -200,57 +251,7 @@ int ncu_parse(const char *text, size_t len, struct ncu_report *out, char *why, s
 			k->value[m] = k->has[m] ? v : 0;
 		}
 	}
-	/* Aggregate over the kernels of the candidate. */
-	{
-		size_t d = ncu_metric_index("duration_ns");
-		double total = 0, longest = -1;
-		size_t longest_i = 0;
-		for (size_t i = 0; i < out->nkernels; i++) {
-			double dur = out->kernels[i].has[d] ? out->kernels[i].value[d] : 0;
-			total += dur;
-			if (dur > longest) {
-				longest = dur;
-				longest_i = i;
-			}
-		}
-		for (size_t m = 0; m < ncu_nmetrics && out->nkernels; m++) {
-			double acc = 0, weight = 0, best = -INFINITY;
-			int any = 0;
-			for (size_t i = 0; i < out->nkernels; i++) {
-				const struct ncu_kernel *k = &out->kernels[i];
-				double dur = k->has[d] ? k->value[d] : 0;
-				if (!k->has[m])
-					continue;
-				any = 1;
-				acc += ncu_metrics[m].agg == NCU_WEIGHTED ? k->value[m] * dur : k->value[m];
-				weight += dur;
-				if (k->value[m] > best)
-					best = k->value[m];
-			}
-			if (!any)
-				continue;
-			switch (ncu_metrics[m].agg) {
-			case NCU_WEIGHTED:
-				if (weight <= 0)
-					continue;
-				out->agg[m] = acc / weight;
-				break;
-			case NCU_SUM:
-				out->agg[m] = acc;
-				break;
-			case NCU_MAX:
-				out->agg[m] = best;
-				break;
-			case NCU_LONGEST:
-				if (!out->kernels[longest_i].has[m])
-					continue;
-				out->agg[m] = out->kernels[longest_i].value[m];
-				break;
-			}
-			out->agg_has[m] = 1;
-		}
-		(void)total;
-	}
+	ncu_aggregate(out);
 	rc = 0;
 out:
 	strvec_clear(&header);

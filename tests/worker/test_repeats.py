@@ -1,92 +1,133 @@
-"""test_repeats.py: which subgraph task files are the same task
-(program/repeats.py): the same text once their own names are set aside, and
-nothing looser: another shape, another number, another operation or another
-input keeps them apart. In-process, on task texts as write_tasks.py makes
-them; t75 splits, optimizes and composes a real stack of repeated blocks."""
+"""test_repeats.py: which subgraphs are one task (program/repeats.py), on the
+plans egg split itself makes (trace, partition, write_tasks, then the
+repeats) from small programs written here: the same layer at another depth
+is one task binding its own tensors; another shape, another operation,
+another constant, another input dtype or layout, or one buffer used twice
+where the other uses two alike, keeps them apart; another input distribution
+does not. In-process, on the CPU; t75 composes and evaluates such a plan."""
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wlib import ROOT, Tap  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "worker"))
-from egg_worker.program.repeats import merge_repeats, signature  # noqa: E402
+from egg_worker.program.split import split  # noqa: E402
+from egg_worker.taskload import load_task  # noqa: E402
 
-TASK = '''"""Subgraph {i} of 9 of net.py (egg split): blocks.{i}.up+act."""
-import torch
+HEAD = '''import torch
 import torch.nn as nn
 
 
-class Model(nn.Module):
-    def __init__(self):
+class Up(nn.Module):
+    """A layer, its buffer, an operation and a constant: one subgraph."""
+
+    def __init__(self, k, op="relu", c=2.0, shift_is_scale=False):
         super().__init__()
-        self.blocks_{i}_up = nn.Linear(in_features={k}, out_features=64, bias=True)
-        self.register_buffer('blocks_{i}_scale', torch.ones(64))
+        self.up = nn.Linear(k, k)
+        self.register_buffer("scale", torch.ones(k))
+        self.register_buffer("shift", torch.zeros(k))
+        self.op, self.c, self.shift_is_scale = op, c, shift_is_scale
 
-    def forward(self, blocks_{i}_norm):
-        blocks_{i}_up = self.blocks_{i}_up(blocks_{i}_norm);  blocks_{i}_norm = None
-        mul = blocks_{i}_up * self.blocks_{i}_scale
-        {op} = torch.{op}(mul);  mul = None
-        return {op}
-
-
-def get_inputs():
-    return [torch.randn(4, {k}) * {scale}]
+    def forward(self, x):
+        shift = self.scale if self.shift_is_scale else self.shift
+        return getattr(torch, self.op)(self.up(x) * self.scale + shift) * self.c
 
 
-def get_init_inputs():
-    return []
 '''
 
 
-def task(i, k=16, op="relu", scale=1.0):
-    return TASK.format(i=i, k=k, op=op, scale=scale)
+def plan_of(body: str, inputs: str = "[torch.randn(4, 16)]") -> dict:
+    """egg split's plan of a program whose Model.forward is `body`."""
+    source = HEAD + body + f"\n\ndef get_inputs():\n    return {inputs}\n\n\ndef get_init_inputs():\n    return []\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(source)
+    try:
+        return split(load_task(f.name, "egg_test_repeats"), f.name, source, "cpu", False, 1)
+    finally:
+        os.unlink(f.name)
 
 
-def sg(i, dtype="float32", stride=(16, 1), **kw):
-    return {"file": f"0{i}_blocks_{i}_up.py", "source": task(i, **kw), "share": 0.1,
-            "input_shapes": [[4, 16]], "input_layouts": [{"dtype": dtype, "stride": list(stride), "offset": 0}],
-            "input_program_index": [None],
-            "params": {f"blocks_{i}_up.weight": f"blocks.{i}.up.weight", f"blocks_{i}_up.bias": f"blocks.{i}.up.bias",
-                       f"blocks_{i}_scale": f"blocks.{i}.scale"}}
+def task_of(plan: dict, name: str) -> str:
+    """The task of the (one) subgraph whose name mentions `name`."""
+    found = [s["task"] for s in plan["subgraphs"] if not s.get("glue") and name in s["name"]]
+    assert len(found) == 1, (name, [s["name"] for s in plan["subgraphs"]])
+    return found[0]
+
+
+def pair(tap: Tap, what: str, same: str, other: str, a: str, b: str, inputs: str = "[torch.randn(4, 16)]") -> None:
+    """`same` and `other` are two programs alike but for `what`: in `same`
+    the subgraphs naming a and b are one task, in `other` two."""
+    p, q = plan_of(same, inputs), plan_of(other, inputs)
+    tap.ok(task_of(p, a) == task_of(p, b) and task_of(q, a) != task_of(q, b), f"{what} is another task",
+           [[(s["name"], s["task"]) for s in x["subgraphs"]] for x in (p, q)])
+
+
+TWO = '''class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(16, 16)
+        self.a, self.b = {a}, {b}
+
+    def forward(self, x):
+        return {forward}
+'''
 
 
 def main() -> int:
     tap = Tap()
-    tap.ok(signature(task(0))[0] == signature(task(7))[0], "the same block at another layer is the same task")
-    for what, other in (("another shape", task(7, k=32)), ("another operation", task(7, op="sigmoid"))):
-        tap.ok(signature(task(0))[0] != signature(other)[0], f"{what} is another task")
-    imported = "from torch.nn.functional import {f}\n".format
-    a = task(0).replace("import torch\n", "import torch\n" + imported(f="relu")).replace("torch.relu(", "relu(")
-    b = task(7).replace("import torch\n", "import torch\n" + imported(f="relu")).replace("torch.relu(", "relu(")
-    c = task(7, op="gelu").replace("import torch\n", "import torch\n" + imported(f="gelu")).replace("torch.gelu(", "gelu(")
-    tap.ok(signature(a)[0] == signature(b)[0] and signature(a)[0] != signature(c)[0],
-           "an imported function is never renamed, even where a value is called so (relu = relu(mul))")
-    plan = {"subgraphs": [sg(0, scale=0.5), sg(1, scale=2.0)]}
-    merge_repeats(plan)
-    tap.ok(plan["subgraphs"][1]["task"] == "00_blocks_0_up.py",
-           "inputs drawn at another scale (after another layer) are still the same task")
-    plan = {"subgraphs": [sg(0), sg(1, dtype="float16")]}
-    merge_repeats(plan)
-    tap.ok(plan["subgraphs"][1]["task"] != "00_blocks_0_up.py", "inputs of another dtype are another task")
-    plan = {"subgraphs": [sg(0), sg(1, stride=(1, 4))]}
-    merge_repeats(plan)
-    tap.ok(plan["subgraphs"][1]["task"] != "00_blocks_0_up.py",
-           "inputs in another layout (a transposed view) are another task: a kernel is judged in its program's layout")
-    plan = {"subgraphs": [sg(0), sg(1), sg(2, k=32), sg(3), {"file": "glue_04.py", "glue": True, "source": ""}]}
-    merge_repeats(plan)
-    s = plan["subgraphs"]
-    tap.ok([x["task"] for x in s] == ["00_blocks_0_up.py", "00_blocks_0_up.py", "02_blocks_2_up.py",
-                                      "00_blocks_0_up.py", "glue_04.py"], "each subgraph names its task",
-           [x["task"] for x in s])
-    tap.ok(s[0]["occurrences"] == 3 and abs(s[0]["task_share"] - 0.3) < 1e-12 and s[2]["occurrences"] == 1,
-           "the first occurrence counts its repeats and sums their shares", s[0])
-    tap.ok(s[3]["task_params"] == {"blocks_0_up.weight": "blocks.3.up.weight", "blocks_0_up.bias": "blocks.3.up.bias",
-                                   "blocks_0_scale": "blocks.3.scale"},
-           "a repeat binds its own tensors, buffers included, under the task's names", s[3].get("task_params"))
-    tap.ok("task_params" not in s[0] and "task_params" not in s[2], "a first occurrence keeps its own names")
+    p = plan_of('''class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(16, 16)
+        self.blocks = nn.ModuleList([Up(16) for _ in range(4)])
+
+    def forward(self, x):
+        x = self.embed(x)
+        for b in self.blocks:  # the first block's input drawn as randn, the others' after a tanh
+            x = torch.tanh(b(x)) * 0.5
+        return x
+''')
+    subs = [s for s in p["subgraphs"] if not s.get("glue") and s["name"].startswith("blocks.")]
+    tap.ok(len({s["task"] for s in subs}) == 1 and len(subs) == 4, "the same layer at four depths is one task, whatever distribution feeds it",
+           [(s["name"], s["task"]) for s in subs])
+    first = subs[0]
+    tap.ok(first["occurrences"] == 4 and "task_params" not in first, "the first occurrence counts four", first)
+    tap.ok(subs[2].get("task_params") == {k: v.replace("blocks.0.", "blocks.2.") for k, v in first["params"].items()}
+           and len(first["params"]) == 4,
+           "a repeat binds its own tensors, the buffer included, under the first occurrence's names",
+           (first["params"], subs[2].get("task_params")))
+    tap.ok("_sub" not in first and "nodes" not in first, "the plan keeps no graph")
+
+    two = TWO.format
+    plain = dict(a="Up(16)", b="Up(16)", forward="torch.tanh(self.b(torch.tanh(self.a(self.embed(x)))))")
+    pair(tap, "another shape", two(**plain),
+         two(**dict(plain, b="Up(32)", forward="torch.tanh(self.b(torch.tanh(self.a(self.embed(x))).repeat(1, 2)))")),
+         "a.up", "b.up")
+    pair(tap, "another operation", two(**plain), two(**dict(plain, b="Up(16, 'sigmoid')")), "a.up", "b.up")
+    pair(tap, "another constant", two(**plain), two(**dict(plain, b="Up(16, c=3.0)")), "a.up", "b.up")
+    pair(tap, "inputs and layers in another dtype", two(**plain),
+         two(**dict(plain, b="Up(16).half()",
+                    forward="torch.tanh(self.b(torch.tanh(self.a(self.embed(x))).half()).float())")), "a.up", "b.up")
+    # a's subgraph ends with the transpose (a view): b reads a transposed
+    # view where c, computing the same, reads a contiguous tensor.
+    three = '''class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(16, 16)
+        self.a, self.b, self.c = Up(16), Up(16), Up(16)
+
+    def forward(self, x):
+        h = torch.tanh(self.a(self.embed(x))){view}
+        return torch.tanh(self.c(torch.tanh(self.b(h))))
+'''.format
+    pair(tap, "an input in another layout (a transposed view: a kernel is judged in its program's layout)",
+         three(view=""), three(view=".t()"), "b.up", "c.up", "[torch.randn(16, 16)]")
+    pair(tap, "one buffer used twice (where the other uses two alike)", two(**plain),
+         two(**dict(plain, b="Up(16, shift_is_scale=True)")), "a.up", "b.up")
     return tap.done()
 
 

@@ -1,40 +1,96 @@
 """repeats.py: subgraphs that compute the same thing on the same shapes made one task.
 
-Two subgraphs are the same task when their task files are the same text once
-their own names are set aside: the names of their layers and parameters
-(self.blocks_0_up, self.blocks_1_up), of their forward's arguments and of the
-values it assigns. Everything else must match token for token: the layers'
-constructors (so their shapes and attributes), the operations, every number;
-and their inputs' shapes, dtypes and strides (not the distribution each is
-drawn from: see _inputs_key). Weights are never part of a task file (a parameter's
-stand-in is drawn with its layer's statistics: those are set aside) (each
-occurrence binds its own when composed), so a ResNet stage or a transformer's
-twelve layers become one task each, however many times they repeat.
+Two subgraphs are the same task when their traced graphs are the same, node
+for node, once their own names are set aside: the same operations in the same
+order on the same values; the same layers (type, constructor attributes, the
+shapes and dtypes of their parameters, train or eval mode), each used by the
+same nodes (a layer called twice is not two layers alike); the same tensors
+(parameters and buffers: their shapes, dtypes and strides, not their values)
+and the same constants (every number). Their inputs must have the same
+shapes, dtypes and strides and be the same program inputs (see _inputs_key),
+but need not be drawn from the same distribution. Weights are never part of
+the key: each occurrence binds its own when composed, so a ResNet stage or a
+transformer's twelve layers become one task each, however many times they
+repeat. The key is read from the graph write_tasks.py rebuilt the subgraph's
+task file from (its "_sub"), never from the file's text.
 
 Each subgraph of the plan gets "task" (the file of its first occurrence: the
 task egg optimizes), and a repeat gets "task_params": its own tensors under
-the names the first occurrence's file gives them, which is what the
-composition binds to the shared kernel. The first occurrence gets
-"occurrences" (how many subgraphs its task serves) and "task_share" (their
-shares summed, when measured).
+the names the first occurrence's file gives them (matched by the order in
+which the graph first uses them), which is what the composition binds to the
+shared kernel. The first occurrence gets "occurrences" (how many subgraphs
+its task serves) and "task_share" (their shares summed, when measured).
 """
 from __future__ import annotations
 
-import io
-import keyword
-import re
-import tokenize
+import hashlib
+
+import torch
+import torch.nn as nn
 
 
-def _code(source: str) -> tuple[str, str]:
-    """The task file without its docstring (which names the subgraph), cut
-    before its get_inputs; and that get_inputs."""
-    if source.startswith('"""'):
-        end = source.find('"""', 3)
-        if end >= 0:
-            source = source[end + 3:]
-    at = source.find("\ndef get_inputs(")
-    return (source, "") if at < 0 else (source[:at], source[at:])
+def _tensor_record(t: torch.Tensor) -> tuple:
+    """What a tensor the graph holds contributes: its kind and layout."""
+    kind = "param" if isinstance(t, nn.Parameter) else "buffer"
+    return kind, tuple(t.shape), str(t.dtype), tuple(t.stride())
+
+
+def _module_record(m: nn.Module) -> tuple:
+    """A layer: its type, its constructor's attributes (as its repr says
+    them, children included), its mode, its tensors' names and layouts."""
+    tensors = tuple((k, _tensor_record(v)) for k, v in m.state_dict(keep_vars=True).items())
+    return f"{type(m).__module__}.{type(m).__qualname__}", repr(m), m.training, tensors
+
+
+def _function_name(f) -> str:
+    return f"{getattr(f, '__module__', None)}.{getattr(f, '__qualname__', None) or getattr(f, '__name__', repr(f))}"
+
+
+def _argument(a, index: dict):
+    """An argument with its nodes as positions and its constants as values
+    (a constant tensor by its layout and a digest of its bytes)."""
+    if isinstance(a, torch.fx.Node):
+        return f"%{index[a]}"
+    if isinstance(a, (tuple, list)):
+        return type(a).__name__, tuple(_argument(x, index) for x in a)
+    if isinstance(a, dict):
+        return "dict", tuple((k, _argument(v, index)) for k, v in a.items())
+    if isinstance(a, slice):
+        return "slice", _argument((a.start, a.stop, a.step), index)
+    if isinstance(a, torch.Tensor):
+        data = a.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes() if a.numel() else b""
+        return "tensor", tuple(a.shape), str(a.dtype), hashlib.sha256(data).hexdigest()
+    if callable(a) and not isinstance(a, (int, float, bool, str)):
+        return "callable", _function_name(a)
+    return type(a).__name__, repr(a)
+
+
+def structure(sub: torch.fx.GraphModule) -> tuple[str, list]:
+    """The subgraph's key (a digest of its graph, node by node, its own
+    names set aside) and its parameter keys ("up.weight", "scale") in the
+    order the graph first uses them."""
+    index, owners, records, order = {}, {}, [], []
+    for n in sub.graph.nodes:
+        index[n] = len(index)
+        what = None
+        if n.op in ("call_module", "get_attr"):
+            first_use = n.target not in owners
+            owner = owners.setdefault(n.target, len(owners))
+            if n.op == "call_module":
+                m = sub.get_submodule(n.target)
+                what = owner, _module_record(m)
+                if first_use:
+                    order += [f"{n.target}.{k}" for k in m.state_dict()]
+            else:
+                what = owner, _tensor_record(getattr(sub, n.target))
+                if first_use:
+                    order.append(n.target)
+        elif n.op == "call_function":
+            what = _function_name(n.target)
+        elif n.op == "call_method":
+            what = n.target
+        records.append((n.op, what, _argument(n.args, index), _argument(n.kwargs, index)))
+    return hashlib.sha256(repr(records).encode()).hexdigest(), order
 
 
 def _inputs_key(sg: dict) -> str:
@@ -49,84 +105,10 @@ def _inputs_key(sg: dict) -> str:
     return repr((sg.get("input_shapes"), layouts, sg.get("input_program_index")))
 
 
-def _own_names(tokens: list) -> set:
-    """The file's own names: self's attributes, forward's arguments and the
-    names its statements assign."""
-    own, in_forward_args = set(), False
-    for i, t in enumerate(tokens):
-        prev = tokens[i - 1] if i else None
-        if t.type != tokenize.NAME or keyword.iskeyword(t.string):
-            if in_forward_args and t.type == tokenize.OP and t.string == ")":
-                in_forward_args = False
-            continue
-        if prev is not None and prev.string == "." and i >= 2 and tokens[i - 2].string == "self":
-            own.add(t.string)
-        elif in_forward_args and t.string != "self":
-            own.add(t.string)
-        elif t.string == "forward" and prev is not None and prev.string == "def":
-            in_forward_args = True
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        at_start = prev is None or prev.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL) \
-            or prev.string in (";", "=")
-        if at_start and nxt is not None and nxt.string == "=" and t.string != "self":
-            own.add(t.string)
-    # What the file imports is never its own, even where a value shares the name.
-    return own - _imported(tokens)
-
-
-def _imported(tokens: list) -> set:
-    """The names the file's import lines bind."""
-    names, importing = set(), False
-    for t in tokens:
-        if t.type in (tokenize.NEWLINE, tokenize.NL):
-            importing = False
-        elif t.type == tokenize.NAME and t.string in ("import", "from") and t.start[1] == 0:
-            importing = True
-        elif importing and t.type == tokenize.NAME:
-            names.add(t.string)
-    return names
-
-
-# A parameter's random stand-in (draws.param_expr): drawn with its
-# own layer's statistics, which differ from layer to layer and are weights,
-# not what the subgraph computes.
-_STAND_IN = re.compile(r"(torch\.randn?\((?:[^()]|\([^()]*\))*\)) \* -?[\d.e+-]+ [+-] -?[\d.e+-]+")
-
-
-def signature(source: str) -> tuple[str, dict]:
-    """The file's text with its own names replaced by their order of
-    appearance, and that renaming (own name -> placeholder)."""
-    code = _STAND_IN.sub(r"\1 * @scale + @shift", _code(source)[0])
-    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    own = _own_names(tokens)
-    names: dict = {}
-    out = []
-    for i, t in enumerate(tokens):
-        s = t.string
-        # An attribute of anything but self (torch.relu, x.shape) is not the
-        # file's own name, even when a value is called so (relu = torch.relu(x)).
-        attribute = i >= 1 and tokens[i - 1].string == "." and not (i >= 2 and tokens[i - 2].string == "self")
-        if t.type == tokenize.NAME and s in own and not attribute:
-            s = names.setdefault(s, f"@{len(names)}")
-        elif t.type == tokenize.STRING and s[1:-1] in own and s[0] in "'\"":
-            s = repr(names.setdefault(s[1:-1], f"@{len(names)}"))
-        if t.type not in (tokenize.COMMENT, tokenize.NL):
-            out.append(s)
-    return " ".join(out), names
-
-
-def _rename_key(key: str, mine: dict, theirs_back: dict) -> str | None:
-    """A parameter key of this file ("blocks_1_up.weight") under the first
-    occurrence's names ("blocks_0_up.weight"), or None."""
-    head, dot, rest = key.partition(".")
-    placeholder = mine.get(head)
-    first = theirs_back.get(placeholder) if placeholder else None
-    return first + dot + rest if first else None
-
-
 def merge_repeats(plan: dict) -> None:
     """Marks each subgraph's task in `plan` (see the module's text), and
-    each block's among the blocks (a block repeats a block)."""
+    each block's among the blocks (a block repeats a block). Each entry
+    must still hold its rebuilt graph ("_sub")."""
     _merge(plan["subgraphs"])
     _merge(plan.get("blocks") or [])
 
@@ -137,24 +119,18 @@ def _merge(subgraphs: list) -> None:
         sg["task"] = sg["file"]
         if sg.get("glue"):
             continue
-        sig, names = signature(sg["source"])
-        sig += _inputs_key(sg)
-        first = firsts.get(sig)
-        if first is None:
-            firsts[sig] = (sg, names)
+        key, order = structure(sg["_sub"])
+        key += _inputs_key(sg)
+        first = firsts.get(key)
+        params = sg.get("params", {})
+        if first is None or set(order) != set(params):
+            firsts.setdefault(key, (sg, order))
             sg["occurrences"] = 1
             sg["task_share"] = sg.get("share")
             continue
-        rep, rep_names = first
-        back = {v: k for k, v in rep_names.items()}
-        mapped = {_rename_key(k, names, back): v for k, v in sg.get("params", {}).items()}
-        if None in mapped or set(mapped) != set(rep.get("params", {})):
-            firsts.setdefault(sig + "#" + sg["file"], (sg, names))
-            sg["occurrences"] = 1
-            sg["task_share"] = sg.get("share")
-            continue
+        rep, rep_order = first
         sg["task"] = rep["file"]
-        sg["task_params"] = mapped
+        sg["task_params"] = {mine: params[theirs] for mine, theirs in zip(rep_order, order)}
         rep["occurrences"] += 1
         if rep.get("task_share") is not None and sg.get("share") is not None:
             rep["task_share"] += sg["share"]

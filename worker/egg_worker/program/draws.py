@@ -15,6 +15,8 @@ import math
 import torch
 import torch.fx
 
+from ..dtypes import FLAG_DTYPES, INPUT_INT_DTYPES
+from ..dtypes import source as dtype_source
 from .partition import is_tensor
 
 
@@ -30,10 +32,6 @@ RANGE_OPS = {
 }
 
 
-def _dtype_text(d: torch.dtype) -> str:
-    return str(d)
-
-
 def draw_value(value: torch.Tensor, producer: str | None, softmax_dim: int | None) -> str:
     """An expression drawing a tensor like `value` (shape, dtype, range)."""
     shape = ", ".join(str(s) for s in value.shape) or ""
@@ -42,14 +40,14 @@ def draw_value(value: torch.Tensor, producer: str | None, softmax_dim: int | Non
     if d == torch.bool:
         return f"torch.rand{shape_t} < 0.5"
     if not d.is_floating_point:
-        return f"torch.randint(0, 2, {shape_t}, dtype={_dtype_text(d)})"
+        return f"torch.randint(0, 2, {shape_t}, dtype={dtype_source(d)})"
     base = f"torch.randn{shape_t}" if shape else "torch.randn(())"
     if producer in ("softmax", "log_softmax") and softmax_dim is not None:
         base = f"torch.{producer}({base}, dim={softmax_dim})"
     elif producer in RANGE_OPS:
         base = RANGE_OPS[producer].format(base)
     if d != torch.float32:
-        base = f"({base}).to({_dtype_text(d)})"
+        base = f"({base}).to({dtype_source(d)})"
     return base
 
 
@@ -102,7 +100,7 @@ def _constant_expr(t: torch.Tensor) -> str | None:
     if t.device.type == "meta" or t.numel() == 0:
         return None
     shape = tuple(t.shape)
-    d = _dtype_text(t.dtype)
+    d = dtype_source(t.dtype)
     x = t.detach().float()
     if bool((x == 0).all()):
         return f"torch.zeros({shape}, dtype={d})"
@@ -134,24 +132,23 @@ def param_expr(t: torch.Tensor, is_param: bool) -> tuple[str, str | None]:
     elif t.device.type != "meta" and t.is_floating_point() and t.numel() > 1 and bool((t >= 0).all()):
         # Non-negative values (a variance, a scale) stay in their range.
         lo, hi = float(t.detach().float().min()), float(t.detach().float().max())
-        expr = f"(torch.rand({tuple(t.shape)}) * {hi - lo:.6g} + {lo:.6g}).to({_dtype_text(t.dtype)})"
+        expr = f"(torch.rand({tuple(t.shape)}) * {hi - lo:.6g} + {lo:.6g}).to({dtype_source(t.dtype)})"
         note = "random within the program's range"
     elif t.device.type != "meta" and t.is_floating_point() and t.numel() > 1:
         std, mean = torch.std_mean(t.detach().float())
-        expr = f"torch.randn({tuple(t.shape)}, dtype={_dtype_text(t.dtype)}) * {float(std):.6g} + {float(mean):.6g}"
+        expr = f"torch.randn({tuple(t.shape)}, dtype={dtype_source(t.dtype)}) * {float(std):.6g} + {float(mean):.6g}"
         note = "random with the program's mean and standard deviation"
     else:
         fan_in = t.shape[-1] if t.dim() else 1
         scale = 1 / math.sqrt(max(1, fan_in))
-        expr = f"(torch.rand({tuple(t.shape)}) * {2 * scale:.6g} - {scale:.6g}).to({_dtype_text(t.dtype)})"
+        expr = f"(torch.rand({tuple(t.shape)}) * {2 * scale:.6g} - {scale:.6g}).to({dtype_source(t.dtype)})"
         note = "random (the program was built on the meta device: its values were not read)"
     return (f"nn.Parameter({expr})" if is_param else expr), note
 
 
-_SPEC_DTYPES = {"fp32": "torch.float32", "bf16": "torch.bfloat16", "fp16": "torch.float16"}
-
-
-_SPEC_INT_DTYPES = {"int64": "torch.int64", "int32": "torch.int32"}
+# A model spec's names (the flag's) of its floating dtype and of its integer inputs.
+_SPEC_DTYPES = {k: dtype_source(v) for k, v in FLAG_DTYPES.items()}
+_SPEC_INT_DTYPES = {k: dtype_source(v) for k, v in INPUT_INT_DTYPES.items() if v is not torch.bool}
 
 
 def _drawn_by_shape(spec: dict | None) -> bool:

@@ -21,6 +21,7 @@ import torch
 import torch.fx
 import torch.nn as nn
 
+from ..dtypes import record_name
 from .ops import MATMULS, op_name
 from .draws import STRIDED_HELPER, draws_of, param_expr, program_inputs_source
 from .partition import Group, is_tensor, residual_blocks
@@ -103,7 +104,7 @@ def write_plan(gm, groups: list, kinds: dict, values: dict, input_index: dict, p
                   anchors=sum(groups[i].has_anchor for i in range(first, last + 1)))
         blocks.append(sg)
     shapes = [list(values[p].shape) if is_tensor(values.get(p)) else None for p in placeholders]
-    dtypes = [str(values[p].dtype).replace("torch.", "") if is_tensor(values.get(p)) else None for p in placeholders]
+    dtypes = [record_name(values[p].dtype) if is_tensor(values.get(p)) else None for p in placeholders]
     floating = [values[p].is_floating_point() if is_tensor(values.get(p)) else None for p in placeholders]
     return {"plan_version": PLAN_VERSION, "program": os.path.basename(program_path), "inputs": placeholders,
             "input_shapes": shapes, "input_dtypes": dtypes, "input_floating": floating,
@@ -349,7 +350,7 @@ def _layout_record(v) -> dict | None:
     storage offset (None for a value that is not a tensor)."""
     if not is_tensor(v):
         return None
-    return {"dtype": str(v.dtype).replace("torch.", ""), "stride": list(v.stride()),
+    return {"dtype": record_name(v.dtype), "stride": list(v.stride()),
             "offset": v.storage_offset()}
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import torch
 
+from ..dtypes import record_name
+
 DEFAULT_TOL = {torch.float16: 1e-2, torch.bfloat16: 1e-2}
 CPU_CHUNK, GPU_CHUNK = 1 << 21, 1 << 26  # small enough for caches / few launches
 TRUTH_K = 10.0
@@ -43,7 +45,7 @@ def default_tolerances(outputs: list) -> list[dict]:
     for i, t in enumerate(outputs):
         if isinstance(t, torch.Tensor):
             a, r = tolerances(t.dtype, None, None)
-            rows.append({"output": i, "dtype": str(t.dtype).removeprefix("torch."), "atol": a, "rtol": r,
+            rows.append({"output": i, "dtype": record_name(t.dtype), "atol": a, "rtol": r,
                          "exact": not t.dtype.is_floating_point})
     return rows
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import torch
 
+from ..dtypes import record_name
 from ..taskload import task_inputs
 
 # Correctness trials cycle through these distributions (float tensors only):
@@ -188,7 +189,7 @@ def describe(inputs: list) -> list:
     out = []
     for x in inputs:
         if isinstance(x, torch.Tensor):
-            out.append({"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")})
+            out.append({"shape": list(x.shape), "dtype": record_name(x.dtype)})
         else:
             out.append({"value": repr(x)[:80]})
     return out

@@ -28,16 +28,12 @@ import threading
 
 import torch
 
+from ..dtypes import RECORD_DTYPES, record_name
 from ..taskload import flatten
 
 # Python number kinds, carried as 0-dim tensors of these dtypes.
 SCALAR_DTYPES = {"float": torch.float64, "int": torch.int64, "bool": torch.bool}
-DTYPES = {
-    "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
-    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
-}
-NAMES = {v: k for k, v in DTYPES.items()}
+DTYPES = RECORD_DTYPES
 ALIGN = 4096
 
 
@@ -52,7 +48,7 @@ def results(result, inputs: list, mutated: list) -> tuple[list[torch.Tensor], li
 
 def spec(t: torch.Tensor, kind: str) -> dict:
     """What the trusted side needs to know of one output."""
-    return {"kind": kind, "shape": list(t.shape), "dtype": NAMES.get(t.dtype, str(t.dtype).replace("torch.", "")),
+    return {"kind": kind, "shape": list(t.shape), "dtype": record_name(t.dtype),
             "nbytes": t.numel() * t.element_size()}
 
 

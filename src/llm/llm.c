@@ -473,17 +473,22 @@ static struct wire wire_now(struct llm *c)
 #define MIN_THINKING_BUDGET 1024
 
 /*
- * The request's body. With extended thinking, Anthropic's max_tokens holds
- * the thinking budget and the answer together: egg asks for the budget on
- * top of the answer's limit, within the model's output limit, and shrinks
- * the budget (never under the API's least) before the answer's room.
+ * The request as it is sent: the wire's form, the output limit within the
+ * most the server takes and, with extended thinking, the budget beside it.
+ * Anthropic's max_tokens holds the thinking budget and the answer together:
+ * egg asks for the budget on top of the answer's limit, within the model's
+ * output limit, and shrinks the budget (never under the API's least) before
+ * the answer's room. The one place these figures are made: every body is
+ * built from it, and llm_plan reports what it gives.
  */
-static char *request_body(const struct llm *c, const struct llm_request *req, const struct wire *w,
-			  long max_tokens)
+static void request_form(const struct llm *c, const struct llm_request *req, const struct wire *w, long max_tokens,
+			 struct provider_request *pr)
 {
-	struct provider_request pr = { c->cfg->model, req->system, req->user, max_tokens, w->token_field,
-				       w->temperature, w->reasoning_effort, 0, w->cache_prefix, w->stream,
-				       w->stream_usage };
+	if (w->max_output > 0 && max_tokens > w->max_output)
+		max_tokens = w->max_output;
+	*pr = (struct provider_request){ c->cfg->model, req->system, req->user, max_tokens, w->token_field,
+					 w->temperature, w->reasoning_effort, 0, w->cache_prefix, w->stream,
+					 w->stream_usage };
 	if (w->thinking_budget > 0) {
 		long budget = w->thinking_budget, total = max_tokens + budget;
 		if (w->max_output > 0 && total > w->max_output) {
@@ -493,11 +498,10 @@ static char *request_body(const struct llm *c, const struct llm_request *req, co
 				budget = total > 2 * MIN_THINKING_BUDGET ? MIN_THINKING_BUDGET : 0;
 		}
 		if (budget > 0) {
-			pr.thinking_budget = budget;
-			pr.max_tokens = total;
+			pr->thinking_budget = budget;
+			pr->max_tokens = total;
 		}
 	}
-	return provider_request_body(c->provider, &pr);
 }
 
 /*
@@ -643,140 +647,196 @@ static void take_reply(const struct llm *c, const struct llm_request *req, struc
 				  &res->cache_saved_usd);
 }
 
+/* One call's state over its attempts (network_call). */
+struct call {
+	struct llm *c;
+	const struct llm_request *req;
+	struct llm_result *res;
+	struct wire w;			/* the form the body was built in */
+	long max_tokens;		/* the answer's output limit, within the most the server takes */
+	char *body;
+	struct buf last_error, adapted, partial;
+	int adaptations;
+	double start, deadline, call_start;
+	unsigned seed;
+};
+
+/* How one attempt ended. */
+enum attempt_end { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RESEND };
+
+/* The body in the client's form now (after any adaptation). */
+static void call_build(struct call *k)
+{
+	struct provider_request pr;
+	k->w = wire_now(k->c);
+	if (k->w.max_output > 0 && k->max_tokens > k->w.max_output)
+		k->max_tokens = k->w.max_output;
+	request_form(k->c, k->req, &k->w, k->max_tokens, &pr);
+	free(k->body);
+	k->body = provider_request_body(k->c->provider, &pr);
+}
+
+/* No HTTP status to read: the transfer failed (curl's code), stalled,
+ * timed out or overflowed. Worth retrying but for an overflow. */
+static enum attempt_end transfer_failed(struct call *k, CURLcode cc, const struct http_reply *r, int by_deadline)
+{
+	const struct config *cfg = k->c->cfg;
+	buf_reset(&k->last_error);
+	if (r->stalled)
+		buf_addf(&k->last_error, "stalled: no data for %.0f s", cfg->stall_timeout_s);
+	else if (cc == CURLE_OPERATION_TIMEDOUT && by_deadline)
+		buf_addf(&k->last_error, "no complete reply within the call's %.0f s deadline (--llm-deadline)",
+			 cfg->deadline_s);
+	else if (cc == CURLE_OPERATION_TIMEDOUT)
+		buf_addf(&k->last_error, "no complete reply within the %.0f s request timeout", cfg->timeout_s);
+	else if (r->body_overflow)
+		buf_addf(&k->last_error, "reply larger than %u bytes", MAX_REPLY_BYTES);
+	else
+		buf_addf(&k->last_error, "%s", curl_easy_strerror(cc));
+	if (k->w.stream && r->status >= 200 && r->status < 300 && r->body.len)
+		keep_partial(k->c, r, &k->partial, &k->last_error);
+	return r->body_overflow ? ATTEMPT_FAIL : ATTEMPT_RETRY;
+}
+
+/* A status other than 2xx: a 400 naming a parameter egg sent is adapted to
+ * and the request sent again at once; 408, 409, 429 and 5xx are retried. */
+static enum attempt_end status_failed(struct call *k, const struct http_reply *r)
+{
+	struct provider_refusal f;
+	buf_reset(&k->last_error);
+	buf_addf(&k->last_error, "HTTP %ld: ", r->status);
+	provider_error_message(r->body.data ? r->body.data : "", r->body.len, &k->last_error);
+	if (r->status == 400 && k->adaptations < MAX_ADAPTATIONS &&
+	    provider_refusal(buf_str(&r->body), r->body.len, &f) &&
+	    adapt(k->c, &k->w, &k->max_tokens, &f, &k->last_error, &k->adapted)) {
+		k->adaptations++;
+		return ATTEMPT_RESEND;
+	}
+	return status_retryable(r->status) ? ATTEMPT_RETRY : ATTEMPT_FAIL;
+}
+
+/* A 2xx body: the reply, taken into the result (and the reply cache), or
+ * a body that is not one (retried; a stream's text that arrived is kept). */
+static enum attempt_end reply_arrived(struct call *k, const struct http_reply *r)
+{
+	struct llm *c = k->c;
+	struct provider_reply pr;
+	char why[256];
+	int parsed = k->w.stream ? provider_parse_stream(c->provider, buf_str(&r->body), r->body.len, &pr, why,
+							  sizeof(why))
+				 : provider_parse_reply(c->provider, buf_str(&r->body), r->body.len, &pr, why, sizeof(why));
+	if (parsed == 0) {
+		k->res->latency_ms = time_mono_ms() - k->call_start;	/* the whole call: every attempt and wait */
+		take_reply(c, k->req, &pr, k->res);
+		k->res->max_tokens = k->max_tokens;
+		if (k->adapted.len)
+			k->res->adapted = buf_detach(&k->adapted);
+		if (c->use_cache)
+			replycache_write(c->cfg->cache_dir, k->res->cache_key, k->res);
+		return ATTEMPT_DONE;
+	}
+	buf_reset(&k->last_error);
+	buf_addf(&k->last_error, "%s", why);
+	if (parsed == 1 && strlen(pr.content) > k->partial.len) {
+		buf_reset(&k->partial);
+		buf_adds(&k->partial, pr.content);
+	}
+	provider_reply_clear(&pr);
+	return ATTEMPT_RETRY;
+}
+
+/* One HTTP attempt within what is left of the call's deadline. */
+static enum attempt_end attempt(struct call *k, struct http_reply *r)
+{
+	const struct config *cfg = k->c->cfg;
+	double left = k->deadline - time_mono_ms();
+	/* The attempt waits for the request timeout or what is left of the
+	 * call's deadline, whichever ends first: the error names that one. */
+	int by_deadline = left < cfg->timeout_s * 1000;
+	CURLcode cc;
+	k->res->attempts++;
+	cc = http_post(k->c, k->body, by_deadline ? left : cfg->timeout_s * 1000, r);
+	if (cc != CURLE_OK)
+		return transfer_failed(k, cc, r, by_deadline);
+	if (r->status < 200 || r->status >= 300)
+		return status_failed(k, r);
+	return reply_arrived(k, r);
+}
+
+/* A failed call keeps what the caller records: attempts, key, adaptations
+ * and a reply cut off in transit. */
+static void call_failed(struct call *k)
+{
+	struct llm_result *res = k->res;
+	int attempts = res->attempts;
+	char key[65];
+	memcpy(key, res->cache_key, sizeof(key));
+	llm_result_clear(res);
+	res->attempts = attempts;
+	res->max_tokens = k->max_tokens;
+	memcpy(res->cache_key, key, sizeof(key));
+	if (k->adapted.len)
+		res->adapted = buf_detach(&k->adapted);
+	if (k->partial.len)
+		res->partial = buf_detach(&k->partial);
+}
+
 /* The request over HTTP with retries (llm_call's contract). */
 static int network_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res)
 {
 	const struct config *cfg = c->cfg;
-	double start = time_mono_ms(), deadline = start + cfg->deadline_s * 1000;
-	unsigned seed = (unsigned)(start * 1000) ^ (unsigned)(size_t)pthread_self();
-	struct wire w = wire_now(c);
-	struct buf last_error = BUF_INIT, adapted = BUF_INIT, partial = BUF_INIT;
-	int rc = -1, adaptations = 0;
-	double call_start;
-	char *body;
+	struct call k = { .c = c, .req = req, .res = res, .max_tokens = max_tokens, .last_error = BUF_INIT,
+			  .adapted = BUF_INIT, .partial = BUF_INIT };
+	int rc = -1;
 
-	if (w.max_output > 0 && max_tokens > w.max_output)
-		max_tokens = w.max_output;
-	body = request_body(c, req, &w, max_tokens);
-	call_start = time_mono_ms();
-	for (int attempt = 1; attempt <= cfg->max_attempts; attempt++) {
+	k.start = time_mono_ms();
+	k.deadline = k.start + cfg->deadline_s * 1000;
+	k.seed = (unsigned)(k.start * 1000) ^ (unsigned)(size_t)pthread_self();
+	call_build(&k);
+	k.call_start = time_mono_ms();
+	for (int n = 1; n <= cfg->max_attempts; n++) {
 		struct http_reply r = { 0, BUF_INIT, -1, 0, 0, 0, 0, NULL, 0, 0 };
-		double now = time_mono_ms(), wait;
-		CURLcode cc;
-		int retry = 0;
+		enum attempt_end end;
+		double wait;
 
+		if (time_mono_ms() >= k.deadline)
+			break;
 		buf_init(&r.body, MAX_REPLY_BYTES);
-		if (now >= deadline) {
-			buf_release(&r.body);
-			break;
-		}
-		res->attempts++;
-		/* The attempt waits for the request timeout or what is left of the
-		 * call's deadline, whichever ends first: the error names that one. */
-		int by_deadline = deadline - now < cfg->timeout_s * 1000;
-		cc = http_post(c, body, by_deadline ? deadline - now : cfg->timeout_s * 1000, &r);
-		if (cc != CURLE_OK) {
-			buf_reset(&last_error);
-			if (r.stalled)
-				buf_addf(&last_error, "stalled: no data for %.0f s", cfg->stall_timeout_s);
-			else if (cc == CURLE_OPERATION_TIMEDOUT && by_deadline)
-				buf_addf(&last_error, "no complete reply within the call's %.0f s deadline (--llm-deadline)",
-					 cfg->deadline_s);
-			else if (cc == CURLE_OPERATION_TIMEDOUT)
-				buf_addf(&last_error, "no complete reply within the %.0f s request timeout",
-					 cfg->timeout_s);
-			else if (r.body_overflow)
-				buf_addf(&last_error, "reply larger than %u bytes", MAX_REPLY_BYTES);
-			else
-				buf_addf(&last_error, "%s", curl_easy_strerror(cc));
-			if (w.stream && r.status >= 200 && r.status < 300 && r.body.len)
-				keep_partial(c, &r, &partial, &last_error);
-			retry = !r.body_overflow;
-		} else if (r.status < 200 || r.status >= 300) {
-			struct provider_refusal f;
-			buf_reset(&last_error);
-			buf_addf(&last_error, "HTTP %ld: ", r.status);
-			provider_error_message(r.body.data ? r.body.data : "", r.body.len, &last_error);
-			if (r.status == 400 && adaptations < MAX_ADAPTATIONS &&
-			    provider_refusal(buf_str(&r.body), r.body.len, &f) &&
-			    adapt(c, &w, &max_tokens, &f, &last_error, &adapted)) {
-				/* Sent again at once, in the form the server takes. */
-				adaptations++;
-				attempt--;
-				buf_release(&r.body);
-				free(body);
-				w = wire_now(c);
-				if (w.max_output > 0 && max_tokens > w.max_output)
-					max_tokens = w.max_output;
-				body = request_body(c, req, &w, max_tokens);
-				continue;
-			}
-			retry = status_retryable(r.status);
-		} else {
-			struct provider_reply pr;
-			char why[256];
-			int parsed = w.stream ? provider_parse_stream(c->provider, buf_str(&r.body), r.body.len, &pr, why,
-								       sizeof(why))
-					      : provider_parse_reply(c->provider, buf_str(&r.body), r.body.len, &pr, why,
-								     sizeof(why));
-			if (parsed == 0) {
-				res->latency_ms = time_mono_ms() - call_start;	/* the whole call: every attempt and wait */
-				take_reply(c, req, &pr, res);
-				res->max_tokens = max_tokens;
-				if (adapted.len)
-					res->adapted = buf_detach(&adapted);
-				if (c->use_cache)
-					replycache_write(c->cfg->cache_dir, res->cache_key, res);
-				buf_release(&r.body);
-				rc = 0;
-				goto out;
-			}
-			buf_reset(&last_error);
-			buf_addf(&last_error, "%s", why);
-			if (parsed == 1 && strlen(pr.content) > partial.len) {
-				buf_reset(&partial);
-				buf_adds(&partial, pr.content);
-			}
-			provider_reply_clear(&pr);
-			retry = 1;
-		}
+		end = attempt(&k, &r);
 		buf_release(&r.body);
-		if (!retry) {
-			err_set(ERR_INFRA, "llm request to '%s' failed: %s", c->url, buf_str(&last_error));
+		if (end == ATTEMPT_DONE) {
+			rc = 0;
 			goto out;
 		}
-		if (attempt == cfg->max_attempts)
+		if (end == ATTEMPT_RESEND) {
+			/* Sent again at once, in the form the server takes. */
+			n--;
+			call_build(&k);
+			continue;
+		}
+		if (end == ATTEMPT_FAIL) {
+			err_set(ERR_INFRA, "llm request to '%s' failed: %s", c->url, buf_str(&k.last_error));
+			goto out;
+		}
+		if (n == cfg->max_attempts)
 			break;
-		wait = r.retry_after_s >= 0 ? r.retry_after_s * 1000 : backoff_ms(cfg, attempt, &seed);
-		if (time_mono_ms() + wait >= deadline) {
+		wait = r.retry_after_s >= 0 ? r.retry_after_s * 1000 : backoff_ms(cfg, n, &k.seed);
+		if (time_mono_ms() + wait >= k.deadline) {
 			err_set(ERR_INFRA, "llm request to '%s' failed: %s (next retry in %.1f s would pass the %.0f s deadline)",
-				c->url, buf_str(&last_error), wait / 1000, cfg->deadline_s);
+				c->url, buf_str(&k.last_error), wait / 1000, cfg->deadline_s);
 			goto out;
 		}
-		retry_notice(c, attempt, &last_error, wait, time_mono_ms() - start);
+		retry_notice(c, n, &k.last_error, wait, time_mono_ms() - k.start);
 		time_sleep_ms(wait);
 	}
 	err_set(ERR_INFRA, "llm request to '%s' failed after %d attempts: %s", c->url, res->attempts,
-		last_error.len ? buf_str(&last_error) : "deadline passed");
+		k.last_error.len ? buf_str(&k.last_error) : "deadline passed");
 out:
-	if (rc < 0) {
-		/* Keep what the caller records: attempts, key, adaptations and a
-		 * reply cut off in transit. */
-		int attempts = res->attempts;
-		char key[65];
-		memcpy(key, res->cache_key, sizeof(key));
-		llm_result_clear(res);
-		res->attempts = attempts;
-		res->max_tokens = max_tokens;
-		memcpy(res->cache_key, key, sizeof(key));
-		if (adapted.len)
-			res->adapted = buf_detach(&adapted);
-		if (partial.len)
-			res->partial = buf_detach(&partial);
-	}
-	free(body);
-	buf_release(&last_error);
-	buf_release(&adapted);
-	buf_release(&partial);
+	if (rc < 0)
+		call_failed(&k);
+	free(k.body);
+	buf_release(&k.last_error);
+	buf_release(&k.adapted);
+	buf_release(&k.partial);
 	return rc;
 }

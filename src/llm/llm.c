@@ -47,6 +47,8 @@ struct llm {
 	int quiet_retries;		/* no retry notices on stderr (llm_set_quiet) */
 	int wait_notices;		/* a call that lasts says so (llm_set_wait_notices) */
 	struct wire wire;		/* under lock */
+	char dropped[300];		/* what the kept adaptations leave out of the rules' request, or "" */
+	int dropped_said;		/* under lock: the first request said it */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -57,12 +59,21 @@ static void curl_init_once(void)
 	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
 }
 
+/* Adds `what` to the list of parameters the kept adaptations leave out. */
+static void add_dropped(struct llm *c, const char *what)
+{
+	size_t n = strlen(c->dropped);
+	snprintf(c->dropped + n, sizeof(c->dropped) - n, "%s%s", n ? ", " : "", what);
+}
+
 /* What an earlier run adapted to for this endpoint and model (kept.h),
- * applied to the wire from the start. */
+ * applied to the wire from the start; what it leaves out of the rules'
+ * request is listed in c->dropped, for the first request to say. */
 static void apply_kept(struct llm *c)
 {
 	json_t *k = kept_load(c->cfg->store, c->url, c->cfg->model), *v;
 	struct wire *w = &c->wire;
+	char what[80];
 	if (!k)
 		return;
 	v = json_object_get(k, "token_field");
@@ -70,23 +81,53 @@ static void apply_kept(struct llm *c)
 		w->token_field = !strcmp(json_string_value(v), "max_tokens") ? "max_tokens" : "max_completion_tokens";
 		w->switched_field = 1;
 	}
-	if (json_is_false(json_object_get(k, "temperature")))
+	if (json_is_false(json_object_get(k, "temperature")) && w->temperature >= 0) {
+		snprintf(what, sizeof(what), "temperature %g", w->temperature);
+		add_dropped(c, what);
 		w->temperature = -1;
-	if (json_is_false(json_object_get(k, "reasoning_effort")))
+	}
+	if (json_is_false(json_object_get(k, "reasoning_effort")) && w->reasoning_effort) {
+		snprintf(what, sizeof(what), "reasoning_effort '%.40s'", w->reasoning_effort);
+		add_dropped(c, what);
 		w->reasoning_effort = NULL;
-	if (json_is_false(json_object_get(k, "thinking")))
+	}
+	if (json_is_false(json_object_get(k, "thinking")) && w->thinking_budget) {
+		snprintf(what, sizeof(what), "extended thinking (a budget of %ld tokens)", w->thinking_budget);
+		add_dropped(c, what);
 		w->thinking_budget = 0;
-	if (json_is_false(json_object_get(k, "cache_control")))
+	}
+	if (json_is_false(json_object_get(k, "cache_control")) && w->cache_prefix) {
+		add_dropped(c, "the prompt-cache mark (cache_control)");
 		w->cache_prefix = 0;
-	if (json_is_false(json_object_get(k, "stream")))
+	}
+	if (json_is_false(json_object_get(k, "stream")) && w->stream) {
+		add_dropped(c, "streaming");
 		w->stream = 0;
-	if (json_is_false(json_object_get(k, "stream_options")))
+	}
+	if (json_is_false(json_object_get(k, "stream_options")) && w->stream_usage) {
+		add_dropped(c, "stream_options");
 		w->stream_usage = 0;
+	}
 	v = json_object_get(k, "max_output");
 	if (json_is_integer(v) && json_integer_value(v) > 0 &&
 	    (!w->max_output || json_integer_value(v) < w->max_output))
 		w->max_output = (long)json_integer_value(v);
 	json_decref(k);
+}
+
+/* The client's request form: the model's rules (rules.refusal says when
+ * they cannot be sent), changed by what earlier runs adapted to. */
+static void client_init(struct llm *c, const struct config *cfg, int use_cache)
+{
+	c->cfg = cfg;
+	c->provider = !strcmp(cfg->provider, "anthropic") ? LLM_ANTHROPIC : LLM_OPENAI;
+	c->url = config_endpoint(cfg);
+	c->use_cache = use_cache;
+	llm_rules_for(cfg, &c->rules);
+	c->wire = (struct wire){ c->rules.token_field, c->rules.temperature, c->rules.reasoning_effort,
+				 c->rules.thinking_budget, c->provider == LLM_ANTHROPIC, cfg->stream != 0,
+				 cfg->stream != 0, c->rules.max_output, 0 };
+	apply_kept(c);
 }
 
 struct llm *llm_new(const struct config *cfg, int use_cache)
@@ -106,21 +147,13 @@ struct llm *llm_new(const struct config *cfg, int use_cache)
 	if (!cfg->llm_spool && endpoint_check(cfg) < 0)
 		return NULL;
 	c = xcalloc(1, sizeof(*c));
-	c->cfg = cfg;
-	c->provider = !strcmp(cfg->provider, "anthropic") ? LLM_ANTHROPIC : LLM_OPENAI;
-	c->url = config_endpoint(cfg);
-	c->use_cache = use_cache;
-	llm_rules_for(cfg, &c->rules);
+	client_init(c, cfg, use_cache);
 	if (c->rules.refusal[0]) {
 		err_set(ERR_INPUT, "%s", c->rules.refusal);
 		free(c->url);
 		free(c);
 		return NULL;
 	}
-	c->wire = (struct wire){ c->rules.token_field, c->rules.temperature, c->rules.reasoning_effort,
-				 c->rules.thinking_budget, c->provider == LLM_ANTHROPIC, cfg->stream != 0,
-				 cfg->stream != 0, c->rules.max_output, 0 };
-	apply_kept(c);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->slot_free, NULL);
 	return c;
@@ -370,6 +403,9 @@ static void leave_slot(struct llm *c)
 }
 
 static int network_call(struct llm *c, const struct llm_request *req, long max_tokens, struct llm_result *res);
+static struct wire wire_now(struct llm *c);
+static void request_form(const struct llm *c, const struct llm_request *req, const struct wire *w, long max_tokens,
+			 struct provider_request *pr);
 
 int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res)
 {
@@ -377,9 +413,16 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	long max_tokens = req->max_tokens > 0 ? req->max_tokens : cfg->max_output_tokens;
 	int rc;
 
+	struct wire w = wire_now(c);
+	struct provider_request pr;
+
 	memset(res, 0, sizeof(*res));
 	replycache_key(c->cfg, &c->rules, req, max_tokens, res->cache_key);
 	res->max_tokens = max_tokens;
+	/* The request's form now; a call sent after an adaptation says its own. */
+	request_form(c, req, &w, max_tokens, &pr);
+	res->sent_max_tokens = pr.max_tokens;
+	res->thinking_budget = pr.thinking_budget;
 	if (c->use_cache && replycache_read(c->cfg->cache_dir, res->cache_key, res) == 0) {
 		/* A request parked again by a copied spool is answered: not pending. */
 		if (cfg->llm_spool)
@@ -654,6 +697,7 @@ struct call {
 	struct llm_result *res;
 	struct wire w;			/* the form the body was built in */
 	long max_tokens;		/* the answer's output limit, within the most the server takes */
+	long sent_max_tokens, thinking_budget;	/* the body's output limit and thinking budget */
 	char *body;
 	struct buf last_error, adapted, partial;
 	int adaptations;
@@ -672,6 +716,8 @@ static void call_build(struct call *k)
 	if (k->w.max_output > 0 && k->max_tokens > k->w.max_output)
 		k->max_tokens = k->w.max_output;
 	request_form(k->c, k->req, &k->w, k->max_tokens, &pr);
+	k->sent_max_tokens = pr.max_tokens;
+	k->thinking_budget = pr.thinking_budget;
 	free(k->body);
 	k->body = provider_request_body(k->c->provider, &pr);
 }
@@ -729,6 +775,8 @@ static enum attempt_end reply_arrived(struct call *k, const struct http_reply *r
 		k->res->latency_ms = time_mono_ms() - k->call_start;	/* the whole call: every attempt and wait */
 		take_reply(c, k->req, &pr, k->res);
 		k->res->max_tokens = k->max_tokens;
+		k->res->sent_max_tokens = k->sent_max_tokens;
+		k->res->thinking_budget = k->thinking_budget;
 		if (k->adapted.len)
 			k->res->adapted = buf_detach(&k->adapted);
 		if (c->use_cache)
@@ -774,11 +822,35 @@ static void call_failed(struct call *k)
 	llm_result_clear(res);
 	res->attempts = attempts;
 	res->max_tokens = k->max_tokens;
+	res->sent_max_tokens = k->sent_max_tokens;
+	res->thinking_budget = k->thinking_budget;
 	memcpy(res->cache_key, key, sizeof(key));
 	if (k->adapted.len)
 		res->adapted = buf_detach(&k->adapted);
 	if (k->partial.len)
 		res->partial = buf_detach(&k->partial);
+}
+
+/* The first request of a client whose kept adaptations leave out part of
+ * what the rules ask says so, in one line on stderr (none when quiet) and
+ * in that call's record: every run that drops a parameter says which. */
+static void say_dropped(struct call *k)
+{
+	struct llm *c = k->c;
+	int say;
+	if (!c->dropped[0])
+		return;
+	pthread_mutex_lock(&c->lock);
+	say = !c->dropped_said;
+	c->dropped_said = 1;
+	pthread_mutex_unlock(&c->lock);
+	if (!say)
+		return;
+	if (!c->quiet_retries)
+		fprintf(stderr, "egg: LLM: not sent to model '%s': %s (a server refused it in an earlier run; kept in "
+			"%s/llm-adapted.json: remove its entry to send it again)\n", c->cfg->model, c->dropped,
+			c->cfg->store);
+	buf_addf(&k->adapted, "not sent (refused in an earlier run): %s", c->dropped);
 }
 
 /* The request over HTTP with retries (llm_call's contract). */
@@ -792,6 +864,7 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 	k.start = time_mono_ms();
 	k.deadline = k.start + cfg->deadline_s * 1000;
 	k.seed = (unsigned)(k.start * 1000) ^ (unsigned)(size_t)pthread_self();
+	say_dropped(&k);
 	call_build(&k);
 	k.call_start = time_mono_ms();
 	for (int n = 1; n <= cfg->max_attempts; n++) {
@@ -839,4 +912,25 @@ out:
 	buf_release(&k.adapted);
 	buf_release(&k.partial);
 	return rc;
+}
+
+void llm_plan(const struct config *cfg, struct llm_plan *out)
+{
+	struct llm c = { 0 };
+	struct llm_request req = { 0 };
+	struct provider_request pr;
+
+	client_init(&c, cfg, 0);
+	request_form(&c, &req, &c.wire, cfg->max_output_tokens, &pr);
+	memset(out, 0, sizeof(*out));
+	out->rules = c.rules;
+	out->token_field = pr.token_field;
+	out->max_tokens = pr.max_tokens;
+	out->temperature = pr.temperature;
+	out->reasoning_effort = pr.reasoning_effort;
+	out->thinking_budget = pr.thinking_budget;
+	out->stream = pr.stream;
+	out->cache_prefix = pr.cache_prefix;
+	snprintf(out->dropped, sizeof(out->dropped), "%s", c.dropped);
+	free(c.url);
 }

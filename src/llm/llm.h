@@ -34,7 +34,9 @@ struct llm_result {
 	long reasoning_tokens;	/* of completion_tokens, spent on hidden reasoning */
 	long cache_write_tokens;	/* of prompt_tokens, written to the provider's prompt cache */
 	int usage_estimated;	/* the server reported no usage: 4 characters a token */
-	long max_tokens;	/* the output limit the request was sent with */
+	long max_tokens;	/* the answer's output limit the request was sent with */
+	long sent_max_tokens;	/* the body's output limit: with extended thinking, the answer's and the budget */
+	long thinking_budget;	/* Anthropic's extended thinking: the budget sent; 0: none */
 	char *adapted;		/* owned, or NULL: how this call changed the request on the server's word */
 	char *partial;		/* owned, or NULL: on failure, the text of a reply cut off in transit */
 	double latency_ms;	/* the whole call, its failed attempts and retry waits included; 0 for a cache hit */
@@ -89,6 +91,28 @@ int llm_url_is_local(const char *url);
 int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res);
 void llm_result_clear(struct llm_result *res);
 void llm_free(struct llm *c);
+
+/*
+ * What a request with the configured output limit carries when egg sends
+ * one now, made by the function that builds every request's body: the
+ * model's rules (rules.refusal says why they cannot be sent), changed by
+ * what earlier runs adapted to (kept.h), the output limit within the most
+ * the server takes and, with extended thinking, the budget beside it.
+ * Nothing is sent or checked on the network; egg doctor shows it. Strings
+ * are borrowed from the rules' table or from `cfg`.
+ */
+struct llm_plan {
+	struct llm_rules rules;
+	const char *token_field;
+	long max_tokens;		/* the body's: with extended thinking, the answer's and the budget */
+	double temperature;		/* < 0: not sent */
+	const char *reasoning_effort;	/* NULL: not sent */
+	long thinking_budget;		/* 0: no extended thinking */
+	int stream;
+	int cache_prefix;		/* Anthropic: the system text marked for the prompt cache */
+	char dropped[300];		/* what the kept adaptations leave out of the rules' request, or "" */
+};
+void llm_plan(const struct config *cfg, struct llm_plan *out);
 
 /* A call's token counts, as llm_price reads them. */
 struct llm_tokens {

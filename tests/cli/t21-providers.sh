@@ -59,8 +59,10 @@ expect_err "^egg: LLM: the server refused 'temperature' for model 'zeta-1' .*fro
 check "each adaptation is said once" test "$(grep -c 'egg: LLM: the server refused' "$ERR")" -eq 2
 run_egg chat --no-cache --model zeta-1 hi
 check "the next process starts adapted: kept in the store, one request, no refusal paid again" bash -c "
-	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 4 ] && ! grep -q refused '$ERR' &&
+	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 4 ] && ! grep -q 'the server refused' '$ERR' &&
 	grep -q '\"max_completion_tokens\"' '$EGG_STORE/llm-adapted.json'"
+expect_err "^egg: LLM: not sent to model 'zeta-1': temperature 0.7 \(a server refused it in an earlier run; kept in .*/llm-adapted.json" \
+	"and it says, in one line, what it leaves out"
 EGG_MODEL=zeta-1 EGG_BASE_URL=$MOCK_URL run_egg doctor
 expect_out "^ +adapted on the server's word in an earlier run \(kept in the store's llm-adapted.json\): \{\"temperature\":false,\"token_field\":\"max_completion_tokens\"\}" \
 	"egg doctor shows what was kept"
@@ -68,6 +70,35 @@ run_egg chat --json --no-cache --model zeta-2 hi
 check "--json records the adaptations, and keeps stderr to errors" bash -c "test \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"adapted\"])' '$OUT')\" = \
 	'max_tokens sent as max_completion_tokens; temperature not sent (the server takes only its default)' && ! test -s '$ERR'"
 unset MOCK_ARGS
+
+# A temperature the user set, refused by gpt-5 and kept as refused: every
+# later run says it drops it, and egg doctor shows what is sent.
+script '{"reply": "hi", "repeat": true}'
+run_egg chat --no-cache --model gpt-5 --temperature 0.5 hi
+check "gpt-5 refuses --temperature 0.5: adapted to, said" bash -c "
+	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 2 ] && grep -q \"the server refused 'temperature'\" '$ERR'"
+for i in 1 2; do
+	run_egg chat --no-cache --model gpt-5 --temperature 0.5 hi
+	check "run $i after it: one request without the temperature, and one line saying it is dropped" bash -c "
+		[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq $((2 + i)) ] && ! tail -1 '$MOCK_LOG' | grep -q temperature &&
+		[ \$(wc -l <'$ERR') -eq 2 ] &&
+		grep -q \"^egg: LLM: not sent to model 'gpt-5': temperature 0.5 (a server refused it in an earlier run\" '$ERR'"
+done
+run_egg chat --json --no-cache --model gpt-5 --temperature 0.5 hi
+check "with --json: stderr kept to errors, the result's 'adapted' says it" python3 - "$OUT" "$ERR" <<'PY'
+import json, sys
+assert open(sys.argv[2]).read() == ""
+assert json.load(open(sys.argv[1]))["adapted"] == "not sent (refused in an earlier run): temperature 0.5"
+PY
+EGG_MODEL=gpt-5 EGG_TEMPERATURE=0.5 run_egg doctor --json
+check "egg doctor --json: no temperature will be sent, and why" python3 - "$OUT" <<'PY'
+import json, sys
+q = json.load(open(sys.argv[1]))["llm"]["request"]
+assert q["temperature"] is None and q["not_sent"] == "temperature 0.5", q
+PY
+EGG_MODEL=gpt-5 EGG_TEMPERATURE=0.5 run_egg doctor
+expect_out "^llm request: +max_completion_tokens 16384, no temperature, " "egg doctor's text says no temperature"
+expect_out "^ +not sent: temperature 0.5 \(a server refused it in an earlier run\)" "and what is not sent"
 
 # The same through the config file's request_rules: no refusal at all.
 cat >"$TMP/rules.json" <<'JSON'

@@ -126,6 +126,14 @@ ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-opus-4
 check "claude-opus-4-1 (32000 output tokens at most): the budget shrinks to fit beside the answer" bash -c "
 	[ $RC -eq 0 ] && grep -q '\"max_tokens\": 32000' <<<'$(body 2)' &&
 	grep -q '\"budget_tokens\": 15616' <<<'$(body 2)'"
+check "egg chat --json says the output limit and the budget it sent (32000, 15616), not the settings" \
+	python3 -c "import json,sys; j = json.load(open(sys.argv[1])); assert (j['max_tokens'], j['thinking_budget']) == (32000, 15616), j" "$OUT"
+EGG_REASONING_EFFORT=high ANTHROPIC_API_KEY=sk-ant run_egg doctor --provider anthropic --model claude-opus-4-1
+expect_out "^llm request: +max_tokens 32000, no temperature, extended thinking, a budget of 15616 tokens" \
+	"egg doctor reports what the request builder sends for claude-opus-4-1 at high effort"
+EGG_REASONING_EFFORT=high ANTHROPIC_API_KEY=sk-ant run_egg doctor --provider anthropic --model claude-opus-4-1 --json
+check "and so does its JSON" python3 -c "
+import json,sys; q = json.load(open(sys.argv[1]))['llm']['request']; assert (q['max_tokens'], q['thinking_budget']) == (32000, 15616), q" "$OUT"
 EGG_REASONING_EFFORT=medium run_egg doctor --provider anthropic --model claude-sonnet-4-5
 expect_out "^llm request: .*extended thinking, a budget of 12288 tokens" "egg doctor shows the thinking budget"
 

@@ -46,6 +46,18 @@ script '{"reply": "hi"}'
 run_egg chat --model gpt-4.1 --reasoning-effort high hi
 check "and not to one that refuses it" bash -c "[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 1 ] && ! grep -q reasoning_effort <<<'$(bodies)'"
 
+# An effort no provider documents is refused up front, for every model and provider.
+script '{"reply": "never", "repeat": true}'
+for m in gpt-5 gpt-4.1; do
+	run_egg chat --model $m --reasoning-effort extreme hi
+	check "$m --reasoning-effort extreme: exit 2, one line naming the values, nothing sent" bash -c "
+		[ $RC -eq 2 ] && [ \$(wc -l <'$ERR') -eq 1 ] && [ $(mock_requests) -eq 0 ] &&
+		grep -q \"^egg: error: --reasoning-effort 'extreme' is not one of minimal, low, medium, high\$\" '$ERR'"
+done
+EGG_STORE=$TMP/effort run_egg optimize --model gpt-5 --reasoning-effort extreme --device cpu "$SRC/tests/tasks/bias_relu_scale.py"
+check "egg optimize refuses it before any run or baseline" bash -c "
+	[ $RC -eq 2 ] && [ \$(wc -l <'$ERR') -eq 1 ] && ! ls '$TMP/effort/runs' 2>/dev/null | grep -q . && [ $(mock_requests) -eq 0 ]"
+
 # --- a model the table does not know, which refuses both: one adaptation each
 MOCK_ARGS="--reasoning-models ^(gpt-5|o[134]|zeta-)"
 script '{"reply": "adapted", "repeat": true}'

@@ -178,6 +178,18 @@ script '{"reply": "via v1", "repeat": true}'
 EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --base-url "$MOCK_URL/v1/" --json hi
 check "anthropic with a base URL ending in /v1 posts to /v1/messages, not /v1/v1/messages" bash -c "
 	[ $RC -eq 0 ] && grep -q '\"path\": \"/v1/messages\"' '$MOCK_LOG'"
+# The whole endpoint given as the base URL: posted to as it is, not doubled.
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 \
+	--base-url "$MOCK_URL/v1/messages" hi
+check "anthropic with the base URL .../v1/messages posts to /v1/messages, not /v1/messages/v1/messages" bash -c "
+	[ $RC -eq 0 ] && tail -1 '$MOCK_LOG' | grep -q '\"path\": \"/v1/messages\"'"
+run_egg chat --model gpt-4.1 --base-url "$MOCK_URL/v1/chat/completions/" hi
+check "openai with the base URL .../v1/chat/completions/ posts to /v1/chat/completions" bash -c "
+	[ $RC -eq 0 ] && tail -1 '$MOCK_LOG' | grep -q '\"path\": \"/v1/chat/completions\"'"
+run_egg doctor --provider anthropic --model claude-sonnet-4-5 --base-url "http://api.example/v1/messages"
+expect_out "^endpoint: +POST http://api.example/v1/messages$" "egg doctor shows that endpoint for anthropic"
+run_egg doctor --model gpt-4.1 --base-url "https://api.example/v1/chat/completions"
+expect_out "^endpoint: +POST https://api.example/v1/chat/completions$" "and for openai"
 run_egg doctor --provider anthropic --model claude-sonnet-4-5 --base-url "http://api.example/v1"
 expect_out "^endpoint: +POST http://api.example/v1/messages$" "egg doctor shows the full endpoint it will call"
 run_egg doctor --model m --base-url "http://localhost:8000"

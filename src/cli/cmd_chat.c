@@ -20,10 +20,9 @@ static json_t *chat_json(const struct llm_result *res, const char *model)
 			      "attempts", res->attempts, "latency_ms", res->latency_ms, "cached", res->cached, "truncated",
 			      res->truncated, "max_tokens", (json_int_t)res->sent_max_tokens);
 	json_object_set_new(o, "thinking_budget", res->thinking_budget ? json_integer(res->thinking_budget) : json_null());
-	if (res->cost_usd >= 0) {
-		json_object_set_new(o, "cost_usd", json_real(res->cost_usd));
-		json_object_set_new(o, "cache_saved_usd", json_real(res->cache_saved_usd));
-	}
+	/* A model without a price keeps both keys: null, not absent. */
+	json_object_set_new(o, "cost_usd", res->cost_usd >= 0 ? json_real(res->cost_usd) : json_null());
+	json_object_set_new(o, "cache_saved_usd", res->cost_usd >= 0 ? json_real(res->cache_saved_usd) : json_null());
 	json_object_set_new(o, "adapted", res->adapted ? json_string(res->adapted) : json_null());
 	return o;
 }

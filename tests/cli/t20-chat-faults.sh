@@ -20,8 +20,10 @@ check "--json has the documented fields" python3 - "$OUT" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 need = {"content", "model", "finish_reason", "usage", "attempts", "latency_ms", "cached", "truncated", "max_tokens",
-        "adapted"}
+        "thinking_budget", "adapted", "cost_usd", "cache_saved_usd"}
 assert need <= set(j), set(j)
+# mock-model has no price: the keys stay, null (not absent, not 0).
+assert j["cost_usd"] is None and j["cache_saved_usd"] is None and j["thinking_budget"] is None, j
 assert j["content"] == "hello there" and j["finish_reason"] == "stop"
 assert j["usage"] == {"prompt_tokens": 11, "completion_tokens": 3, "cached_prompt_tokens": 0, "cache_write_tokens": 0,
                       "reasoning_tokens": 0, "estimated": False}, j["usage"]

@@ -281,6 +281,42 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	return 0;
 }
 
+/* The provider's credentials (and Anthropic's version) added to `headers`;
+ * `*auth` is the line with the key, for the caller to wipe and free. */
+static struct curl_slist *auth_headers(const struct llm *c, struct curl_slist *headers, char **auth)
+{
+	*auth = NULL;
+	if (c->cfg->api_key)
+		*auth = xasprintf(c->provider == LLM_OPENAI ? "Authorization: Bearer %s" : "x-api-key: %s", c->cfg->api_key);
+	if (*auth)
+		headers = curl_slist_append(headers, *auth);
+	if (c->provider == LLM_ANTHROPIC)
+		headers = curl_slist_append(headers, "anthropic-version: 2023-06-01");
+	return headers;
+}
+
+static void wipe(char *secret)
+{
+	if (secret) {
+		memset(secret, 0, strlen(secret));
+		free(secret);
+	}
+}
+
+/* An endpoint that refused the credentials (HTTP 401 or 403), said as what
+ * the user must change: ERR_INPUT (exit 2), naming the key's variables. */
+static void key_refused(const struct llm *c, long status, const char *server_said)
+{
+	const struct provider_info *prov = config_provider(c->cfg->provider);
+	const char *var = prov ? prov->key_env : "the provider's key variable";
+	if (!c->cfg->api_key)
+		err_set(ERR_INPUT, "no API key was sent and '%s' refused the request (HTTP %ld: %s): set EGG_API_KEY or %s",
+			c->url, status, server_said, var);
+	else
+		err_set(ERR_INPUT, "'%s' refused the API key (HTTP %ld: %s): set EGG_API_KEY or %s to a valid key with "
+			"access to model '%s'", c->url, status, server_said, var, c->cfg->model);
+}
+
 /* One HTTP attempt. Returns the curl code; fills `r`. */
 static CURLcode http_post(const struct llm *c, const char *body, double timeout_ms,
 			  struct http_reply *r)
@@ -293,18 +329,7 @@ static CURLcode http_post(const struct llm *c, const char *body, double timeout_
 	if (!h)
 		return CURLE_FAILED_INIT;
 	headers = curl_slist_append(headers, "Content-Type: application/json");
-	if (c->provider == LLM_OPENAI) {
-		if (c->cfg->api_key) {
-			auth = xasprintf("Authorization: Bearer %s", c->cfg->api_key);
-			headers = curl_slist_append(headers, auth);
-		}
-	} else {
-		if (c->cfg->api_key) {
-			auth = xasprintf("x-api-key: %s", c->cfg->api_key);
-			headers = curl_slist_append(headers, auth);
-		}
-		headers = curl_slist_append(headers, "anthropic-version: 2023-06-01");
-	}
+	headers = auth_headers(c, headers, &auth);
 	curl_easy_setopt(h, CURLOPT_URL, c->url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
@@ -326,10 +351,7 @@ static CURLcode http_post(const struct llm *c, const char *body, double timeout_
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_slist_free_all(headers);
-	if (auth) {
-		memset(auth, 0, strlen(auth));
-		free(auth);
-	}
+	wipe(auth);
 	curl_easy_cleanup(h);
 	return rc;
 }
@@ -444,10 +466,65 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
  * handshake: a server that is up answers in milliseconds. */
 #define REACH_TIMEOUT_MS 10000L
 
+/* The models list beside the endpoint (OpenAI's /v1/models, Anthropic's
+ * /v1/models): a GET both APIs answer for free. NULL when the endpoint's
+ * path is not the provider's. */
+static char *models_url(const struct llm *c)
+{
+	const struct provider_info *prov = config_provider(c->cfg->provider);
+	size_t n = strlen(c->url), p = prov ? strlen(prov->path) : 0;
+	if (!prov || n < p || strcmp(c->url + n - p, prov->path))
+		return NULL;
+	return xasprintf("%.*s%s", (int)(n - p), c->url, c->provider == LLM_OPENAI ? "/models" : "/v1/models");
+}
+
+/*
+ * Whether the endpoint takes the key, asked of the models list with the
+ * credentials a request carries: no tokens, nothing paid. Only a 401 or 403
+ * says no (ERR_INPUT, key_refused); any other answer, or none in time (a
+ * server without the list), leaves it to the first request.
+ */
+static int check_key(const struct llm *c)
+{
+	char *url = models_url(c), *auth = NULL;
+	struct http_reply r = { 0, BUF_INIT, -1, 0, 0, 0, 0, NULL, 0, 0 };
+	struct curl_slist *headers;
+	CURL *h;
+	int rc = 0;
+	if (!url || !(h = curl_easy_init())) {
+		free(url);
+		return 0;
+	}
+	buf_init(&r.body, 1 << 16);
+	headers = auth_headers(c, NULL, &auth);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, REACH_TIMEOUT_MS);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "egg/" EGG_VERSION);
+	if (curl_easy_perform(h) == CURLE_OK && curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status) == CURLE_OK &&
+	    (r.status == 401 || r.status == 403)) {
+		struct buf said = BUF_INIT;
+		provider_error_message(r.body.data ? r.body.data : "", r.body.len, &said);
+		key_refused(c, r.status, buf_str(&said));
+		buf_release(&said);
+		rc = -1;
+	}
+	curl_slist_free_all(headers);
+	wipe(auth);
+	curl_easy_cleanup(h);
+	buf_release(&r.body);
+	free(url);
+	return rc;
+}
+
 /*
  * Before any work: the endpoint takes a connection (curl's CONNECT_ONLY:
- * TCP, TLS for https, the proxy's tunnel behind one), and no request is
- * sent, so nothing is paid and no server logs a call.
+ * TCP, TLS for https, the proxy's tunnel behind one), then the key
+ * (check_key). No model is called, so nothing is paid.
  */
 int llm_check_reachable(const struct llm *c)
 {
@@ -466,7 +543,7 @@ int llm_check_reachable(const struct llm *c)
 	rc = curl_easy_perform(h);
 	curl_easy_cleanup(h);
 	if (rc == CURLE_OK)
-		return 0;
+		return check_key(c);
 	err_set(ERR_INFRA, "the LLM endpoint '%s' cannot be reached (%s): check --base-url and that its server runs, "
 		"or use --llm-spool DIR to answer the model's requests yourself", c->cfg->base_url,
 		why[0] ? why : curl_easy_strerror(rc));
@@ -706,7 +783,7 @@ struct call {
 };
 
 /* How one attempt ended. */
-enum attempt_end { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RESEND };
+enum attempt_end { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RESEND, ATTEMPT_KEY_REFUSED };
 
 /* The body in the client's form now (after any adaptation). */
 static void call_build(struct call *k)
@@ -758,6 +835,8 @@ static enum attempt_end status_failed(struct call *k, const struct http_reply *r
 		k->adaptations++;
 		return ATTEMPT_RESEND;
 	}
+	if (r->status == 401 || r->status == 403)
+		return ATTEMPT_KEY_REFUSED;
 	return status_retryable(r->status) ? ATTEMPT_RETRY : ATTEMPT_FAIL;
 }
 
@@ -886,6 +965,12 @@ static int network_call(struct llm *c, const struct llm_request *req, long max_t
 			n--;
 			call_build(&k);
 			continue;
+		}
+		if (end == ATTEMPT_KEY_REFUSED) {
+			/* last_error is "HTTP N: MESSAGE": the message is the server's. */
+			const char *said = strstr(buf_str(&k.last_error), ": ");
+			key_refused(c, r.status, said ? said + 2 : buf_str(&k.last_error));
+			goto out;
 		}
 		if (end == ATTEMPT_FAIL) {
 			err_set(ERR_INFRA, "llm request to '%s' failed: %s", c->url, buf_str(&k.last_error));

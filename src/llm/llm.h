@@ -54,11 +54,14 @@ struct llm_result {
  * resolve (checked up front, before any work; not with cfg->llm_spool). With
  * `use_cache`, replies are read from and written to cfg->cache_dir. */
 struct llm *llm_new(const struct config *cfg, int use_cache);
-/* Whether the endpoint takes a connection now (TCP and TLS, no request
- * sent: nothing paid); -1 with ERR_INFRA, one line naming the base URL,
- * when it does not. A run calls it before its first baseline, so that an
- * unreachable server is said first and at once (not with cfg->llm_spool,
- * which never uses the network). */
+/* Whether the endpoint takes a connection now (TCP and TLS); -1 with
+ * ERR_INFRA, one line naming the base URL, when it does not. Then whether
+ * it takes the key: the models list is asked for with the request's
+ * credentials (a GET, no tokens: nothing paid), and a 401 or 403 is -1 with
+ * ERR_INPUT naming the key's variables; any other answer leaves it to the
+ * first request. A run calls it before its first baseline, so that an
+ * unreachable server or a missing or refused key is said first and at once
+ * (not with cfg->llm_spool, which never uses the network). */
 int llm_check_reachable(const struct llm *c);
 /* Retries that wait (2 s or more, or a call silent that long) print one line
  * each on stderr, naming the attempt, the cause and the wait; quiet: none. */
@@ -75,9 +78,10 @@ int llm_url_is_local(const char *url);
 /*
  * One call with retries. Returns 0 with `res` filled (a truncated reply is
  * still 0, with res->truncated set), or -1 with ERR_INFRA: unreachable or
- * failing after retries, a non-retryable status (400/401/403/404: the
- * server's message, redacted), a deadline, or a body that is not the
- * expected JSON. The request follows the model's rules (rules.h); a 400
+ * failing after retries, a non-retryable status (400/404: the server's
+ * message, redacted), a deadline, or a body that is not the expected JSON;
+ * or -1 with ERR_INPUT when the server refused the key, or the request
+ * that carried none (401/403: the message names the key's variables). The request follows the model's rules (rules.h); a 400
  * that names a parameter egg sent as unsupported (or an output limit above
  * the most the server accepts) changes that parameter, once per client,
  * says so once on stderr and in res->adapted, and is sent again at once;

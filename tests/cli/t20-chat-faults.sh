@@ -141,8 +141,15 @@ check "stalls are cut by the stall timeout, not the request timeout" python3 -c 
 for s in 400 401 403 404; do
 	script "{\"status\": $s, \"message\": \"mock says no ($s)\", \"repeat\": true}"
 	run_egg chat hi
-	expect_rc 3 "HTTP $s fails"
-	expect_err "HTTP $s: mock says no \($s\)" "HTTP $s shows the server's message"
+	case $s in
+	401|403) # the key refused: a setting to change (exit 2), not an outage
+		expect_rc 2 "HTTP $s fails as a refused key"
+		expect_err "^egg: error: '.*/v1/chat/completions' refused the API key \(HTTP $s: mock says no \($s\)\): set EGG_API_KEY or OPENAI_API_KEY to a valid key with access to model 'mock-model'$" \
+			"HTTP $s shows the server's message and names the key's variables" ;;
+	*)
+		expect_rc 3 "HTTP $s fails"
+		expect_err "HTTP $s: mock says no \($s\)" "HTTP $s shows the server's message" ;;
+	esac
 	check "HTTP $s is not retried" test "$(mock_requests)" -eq 1
 done
 

@@ -165,6 +165,46 @@ assert "output limit" not in open(err).read() and json.load(open(out))["cost_usd
 PY
 unset MOCK_ARGS
 
+# --- a key missing or refused: said before any baseline, as the key to set (exit 2), for both providers
+TASK1=$SRC/tests/tasks/bias_relu_scale.py
+MOCK_ARGS="--api-key sk-good"
+script '{"reply": "never", "repeat": true}'
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant-wrong EGG_STORE=$TMP/k1 run_egg optimize --provider anthropic \
+	--model claude-sonnet-4-5 --device cpu "$TASK1"
+expect_rc 2 "an Anthropic key the server refuses stops egg optimize as a setting to change"
+check "in one line naming the variable to set, before any baseline, nothing paid" bash -c "
+	[ \$(wc -l <'$ERR') -eq 1 ] && [ $(mock_requests) -eq 0 ] && ! grep -qi 'baseline\|unreachable\|again' '$ERR' &&
+	grep -q \"^egg: error: '$MOCK_URL/v1/messages' refused the API key (HTTP 401: invalid x-api-key): set EGG_API_KEY or ANTHROPIC_API_KEY to a valid key with access to model 'claude-sonnet-4-5'\$\" '$ERR'"
+check "the key was asked of the models list, with the request's credentials" python3 - "$MOCK_LOG.get" <<'PY'
+import json, sys
+g = [json.loads(l) for l in open(sys.argv[1])]
+assert [x["path"] for x in g] == ["/v1/models"] and g[0]["headers"]["x-api-key"] == "sk-ant-wrong", g
+PY
+EGG_API_KEY= ANTHROPIC_API_KEY= EGG_STORE=$TMP/k2 run_egg optimize --provider anthropic --model claude-sonnet-4-5 \
+	--device cpu "$TASK1"
+expect_rc 2 "a local Anthropic server that wants a key, given none"
+expect_err "^egg: error: no API key was sent and '.*/v1/messages' refused the request \(HTTP 401: x-api-key header is required\): set EGG_API_KEY or ANTHROPIC_API_KEY$" \
+	"says that no key was sent, and what to set"
+EGG_API_KEY=sk-wrong EGG_STORE=$TMP/k3 run_egg optimize --model gpt-4.1 --device cpu "$TASK1"
+check "OpenAI's path says it the same way (exit 2, one line, before any baseline)" bash -c "
+	[ $RC -eq 2 ] && [ \$(wc -l <'$ERR') -eq 1 ] && [ $(mock_requests) -eq 0 ] &&
+	grep -q \"refused the API key (HTTP 401: Incorrect API key provided. .*): set EGG_API_KEY or OPENAI_API_KEY\" '$ERR'"
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant-wrong run_egg chat --provider anthropic --model claude-sonnet-4-5 hi
+check "egg chat with the refused key: exit 2, the same words" bash -c "
+	[ $RC -eq 2 ] && grep -q 'refused the API key (HTTP 401: invalid x-api-key): set EGG_API_KEY or ANTHROPIC_API_KEY' '$ERR'"
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-good run_egg chat --provider anthropic --model claude-sonnet-4-5 hi
+check "and the right key goes through" test "$RC" -eq 0
+unset MOCK_ARGS
+# A server whose models list takes any key but whose requests refuse it (a
+# key revoked mid-run): the task stops saying so, not "LLM unreachable".
+script '{"status": 401, "message": "key revoked", "repeat": true}'
+EGG_API_KEY=sk-revoked EGG_STORE=$TMP/k4 run_egg optimize --model gpt-4.1 --device cpu --iters 3 --warmup 1 \
+	--compile-mode none -q --seeds 1 "$TASK1"
+expect_err "stopped: the LLM endpoint refused egg's request \(the seed stage's call for .*\): '.*' refused the API key \(HTTP 401: key revoked\): set EGG_API_KEY or OPENAI_API_KEY" \
+	"a key refused mid-run stops the task saying the key was refused and what to set"
+check "not as an unreachable LLM, and the refused request was not retried" bash -c "
+	! grep -q 'unreachable' '$ERR' && [ $(mock_requests) -eq 1 ]"
+
 # --- settings checked against the provider's documented ranges before any request
 script '{"reply": "never", "repeat": true}'
 EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --temperature 1.5 hi

@@ -44,8 +44,10 @@ static void chat_print(const struct llm_result *res)
 		buf_addf(&line, " (%ld reasoning)", res->reasoning_tokens);
 	if (res->usage_estimated)
 		buf_adds(&line, " (estimated: the server reported none)");
-	buf_addf(&line, ", %d attempt%s, %.0f ms%s", res->attempts, res->attempts == 1 ? "" : "s", res->latency_ms,
-		 res->cached ? " (cached)" : "");
+	if (res->cached)
+		buf_adds(&line, ": the reply from the reply cache; no request sent");
+	else
+		buf_addf(&line, ", %d attempt%s, %.0f ms", res->attempts, res->attempts == 1 ? "" : "s", res->latency_ms);
 	fprintf(stderr, "%s\n", buf_str(&line));
 	buf_release(&line);
 }

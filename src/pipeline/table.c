@@ -88,9 +88,21 @@ void pipeline_print_usage(FILE *f, const json_t *u)
 	long long calls = json_integer_value(json_object_get(u, "calls"));
 	long long cached = json_integer_value(json_object_get(u, "cached_prompt_tokens"));
 	long long written = json_integer_value(json_object_get(u, "cache_write_tokens"));
+	long long from_cache = json_integer_value(json_object_get(u, "cached_calls"));
 	if (!json_is_object(u) || !calls)
 		return;
-	fprintf(f, "  llm: %lld call(s), %lld prompt tokens", calls, json_integer_value(json_object_get(u, "prompt_tokens")));
+	/* Replayed from the reply cache: nothing went to the provider, nothing was paid. */
+	if (from_cache == calls) {
+		if (calls == 1)
+			fprintf(f, "  llm: the one reply from the reply cache; no request sent\n");
+		else
+			fprintf(f, "  llm: all %lld replies from the reply cache; no request sent\n", calls);
+		return;
+	}
+	fprintf(f, "  llm: %lld call(s)", calls);
+	if (from_cache)
+		fprintf(f, " (%lld of them from the reply cache)", from_cache);
+	fprintf(f, ", %lld prompt tokens", json_integer_value(json_object_get(u, "prompt_tokens")));
 	if (cached || written)
 		fprintf(f, " (%lld read from the prompt cache, %lld written to it)", cached, written);
 	fprintf(f, ", %lld completion tokens, $%.4f", json_integer_value(json_object_get(u, "completion_tokens")),

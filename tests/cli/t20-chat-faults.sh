@@ -189,8 +189,29 @@ run_egg chat --cache --json "cache me"
 expect_rc 0 "a cached reply"
 check "the second identical call is a cache hit" test "$(json_get "$OUT" 'j["cached"], j["content"]')" = "True cached answer"
 check "the cache hit sent no request" test "$(mock_requests)" -eq 1
+run_egg chat --cache "cache me"
+expect_err "^egg: [0-9]+ prompt \+ [0-9]+ completion tokens: the reply from the reply cache; no request sent$" \
+	"and says so"
 run_egg chat --cache --no-cache "cache me"
 expect_rc 3 "--no-cache bypasses the cache (the script is spent)"
 check "cache files hold no key and live under the store" sh -c "ls '$EGG_STORE'/llm-cache/*/*.json >/dev/null && ! grep -rq sk-test-key '$EGG_STORE'"
+
+# --- a run answered wholly from the reply cache says so
+P=$SRC/tests/pipeline
+# Seed 1 is broken, so the task makes three calls: seed, debug, repair.
+printf '%s\n' \
+	"{\"match\": [\"mode: seed\"], \"reply_file\": \"$P/seed1_broken.py\", \"wrap\": \"python\"}" \
+	'{"match": ["Role: debug agent"], "reply": "{\"critical_issue\": \"tl.relu_that_does_not_exist is no Triton function\", \"modification_plan\": \"use tl.maximum(x + b, 0.0)\"}"}' \
+	"{\"match\": [\"Role: code agent, mode: repair\"], \"reply_file\": \"$P/seed1_fixed.py\", \"wrap\": \"python\"}" \
+	>"$TMP/run.jsonl"
+start_mock "$TMP/run.jsonl"
+FAST="--device cpu --iters 3 --warmup 1 --compile-mode none --seeds 1 --no-refine --no-hw-tune"
+run_egg optimize $FAST "$SRC/tests/tasks/bias_relu_scale.py"
+check "a run that asked the model says its call, not the reply cache" bash -c "
+	[ $RC -eq 0 ] && grep -q '^  llm: 3 call(s), ' '$ERR' && ! grep -q 'reply cache' '$ERR'"
+run_egg optimize $FAST "$SRC/tests/tasks/bias_relu_scale.py"
+expect_rc 0 "the same run again finds the kernel"
+expect_err "^  llm: all 3 replies from the reply cache; no request sent$" "and says every reply came from the reply cache"
+check "and it sent none" test "$(mock_requests)" -eq 3
 
 finish

@@ -1,6 +1,7 @@
 /* table.c: the stage table a run prints: each stage's best time and its speedup over eager. */
 #include "table.h"
 
+#include <math.h>
 #include <string.h>
 
 void pipeline_print_table(FILE *f, const char *task, const char *device, const char *clock, const json_t *baseline,
@@ -107,7 +108,11 @@ void pipeline_print_usage(FILE *f, const json_t *u)
 		fprintf(f, " (%lld read from the prompt cache, %lld written to it)", cached, written);
 	fprintf(f, ", %lld completion tokens, $%.4f", json_integer_value(json_object_get(u, "completion_tokens")),
 		json_number_value(json_object_get(u, "cost_usd")));
-	if (cached || written)
-		fprintf(f, "; the prompt cache saved $%.4f", json_number_value(json_object_get(u, "cache_saved_usd")));
+	if (cached || written) {
+		/* A cache that cost more than it saved says so, never "saved $-0.0033". */
+		double saved = json_number_value(json_object_get(u, "cache_saved_usd"));
+		fprintf(f, saved < 0 ? "; the prompt cache cost $%.4f more than it saved" : "; the prompt cache saved $%.4f",
+			fabs(saved));
+	}
 	fprintf(f, "\n");
 }

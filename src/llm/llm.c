@@ -741,6 +741,16 @@ static void keep_partial(const struct llm *c, const struct http_reply *r, struct
 	provider_reply_clear(&pr);
 }
 
+/* Cache tokens as llm_price takes them: the provider's own counts (a
+ * reply without them claims none), from the model's least cacheable length
+ * up. Under it the provider caches nothing: a server that reports a read or
+ * a write there is not the provider's API (a proxy, a test server), and its
+ * count is shown as reported but priced as plain input, with no saving. */
+static long cacheable(const struct llm *c, long tokens)
+{
+	return tokens < c->rules.cache_min_tokens ? 0 : tokens;
+}
+
 /* A parsed reply into `res`; token counts estimated (4 characters a
  * token) when the server reported none. */
 static void take_reply(const struct llm *c, const struct llm_request *req, struct provider_reply *pr,
@@ -761,10 +771,9 @@ static void take_reply(const struct llm *c, const struct llm_request *req, struc
 	}
 	memset(pr, 0, sizeof(*pr));
 	res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
-	res->cost_usd = llm_price(c->cfg, c->cfg->model,
-				  &(struct llm_tokens){ res->prompt_tokens, res->cached_prompt_tokens,
-							res->cache_write_tokens, res->completion_tokens },
-				  &res->cache_saved_usd);
+	res->cost_usd = llm_price(c->cfg, c->cfg->model, &(struct llm_tokens){ res->prompt_tokens,
+				  cacheable(c, res->cached_prompt_tokens), cacheable(c, res->cache_write_tokens),
+				  res->completion_tokens }, &res->cache_saved_usd);
 }
 
 /* One call's state over its attempts (network_call). */

@@ -14,7 +14,10 @@
  * retry after a reply cut at the limit stays within it). An Anthropic row's
  * `reasoning` says the family has extended thinking (claude-3-7-sonnet and
  * the claude-4 families); a model no row names is given the benefit of the
- * doubt, and a refusal of `thinking` is adapted to (llm.c).
+ * doubt, and a refusal of `thinking` is adapted to (llm.c). cache_min: the
+ * least prompt prefix the provider's cache keeps, as documented (Anthropic:
+ * 1024 tokens, 2048 for Haiku 3 and 3.5, 4096 for Haiku 4.5 and Opus 4.5;
+ * OpenAI's automatic cache: 1024); 0 for a server egg cannot know.
  */
 static const struct rule_row {
 	const char *provider;
@@ -24,22 +27,24 @@ static const struct rule_row {
 	double temperature;
 	int reasoning;		/* takes reasoning_effort (Anthropic: has extended thinking) */
 	long max_output;
+	long cache_min;
 } builtin_rules[] = {
-	{ "openai", "gpt-5", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 128000 },
-	{ "openai", "o1", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 0 },
-	{ "openai", "o3", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000 },
-	{ "openai", "o4", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000 },
-	{ "openai", "", "OpenAI-compatible chat models", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0 },
-	{ "anthropic", "claude-opus-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
-	{ "anthropic", "claude-opus-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 32000 },
-	{ "anthropic", "claude-sonnet-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
-	{ "anthropic", "claude-haiku-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
-	{ "anthropic", "claude-3-7-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000 },
-	{ "anthropic", "claude-3-5-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192 },
-	{ "anthropic", "claude-3-5-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192 },
-	{ "anthropic", "claude-3-opus", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096 },
-	{ "anthropic", "claude-3-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096 },
-	{ "anthropic", "", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 0 },
+	{ "openai", "gpt-5", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 128000, 1024 },
+	{ "openai", "o1", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 0, 1024 },
+	{ "openai", "o3", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000, 1024 },
+	{ "openai", "o4", "OpenAI reasoning models (gpt-5*, o1*, o3*, o4*)", "max_completion_tokens", NOT_SENT, 1, 100000, 1024 },
+	{ "openai", "gpt-", "OpenAI-compatible chat models", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0, 1024 },
+	{ "openai", "", "OpenAI-compatible chat models", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 0, 0 },
+	{ "anthropic", "claude-opus-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000, 4096 },
+	{ "anthropic", "claude-opus-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 32000, 1024 },
+	{ "anthropic", "claude-sonnet-4", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000, 1024 },
+	{ "anthropic", "claude-haiku-4-5", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000, 4096 },
+	{ "anthropic", "claude-3-7-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 64000, 1024 },
+	{ "anthropic", "claude-3-5-sonnet", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192, 1024 },
+	{ "anthropic", "claude-3-5-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 8192, 2048 },
+	{ "anthropic", "claude-3-opus", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096, 1024 },
+	{ "anthropic", "claude-3-haiku", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 0, 4096, 2048 },
+	{ "anthropic", "", "Anthropic Messages API", "max_tokens", LLM_DEFAULT_TEMPERATURE, 1, 0, 1024 },
 };
 
 static void add_source(struct llm_rules *r, const char *what)
@@ -124,6 +129,7 @@ void llm_rules_for(const struct config *cfg, struct llm_rules *out)
 	out->token_field = row ? row->token_field : "max_tokens";
 	out->temperature = row ? row->temperature : LLM_DEFAULT_TEMPERATURE;
 	out->max_output = row ? row->max_output : 0;
+	out->cache_min_tokens = row ? row->cache_min : 0;
 	reasoning = row && row->reasoning;
 	snprintf(out->source, sizeof(out->source), "built-in");
 

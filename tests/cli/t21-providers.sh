@@ -134,7 +134,7 @@ expect_out "^llm request: +max_completion_tokens 16384, no temperature, no reaso
 	"egg doctor's text line for gpt-5.1"
 
 # --- Anthropic: max_tokens always, its usage with cache reads, its length cap
-script '{"reply": "from claude", "cached_tokens": 80, "usage": {"prompt_tokens": 100, "completion_tokens": 10}}'
+script '{"reply": "from claude", "cached_tokens": 1200, "usage": {"prompt_tokens": 2000, "completion_tokens": 10}}'
 EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --json hi
 expect_rc 0 "anthropic with the defaults"
 check "anthropic: max_tokens sent, streamed, the cache reads counted as cached input" python3 - "$OUT" "$MOCK_LOG" <<'PY'
@@ -143,8 +143,8 @@ j = json.load(open(sys.argv[1]))
 b = json.loads(json.loads(open(sys.argv[2]).readline())["body"])
 assert b["max_tokens"] == 16384 and b["stream"] is True and "max_completion_tokens" not in b, b
 u = j["usage"]
-assert u["prompt_tokens"] == 100 and u["cached_prompt_tokens"] == 80 and u["completion_tokens"] == 10, u
-want = (20 * 3.0 + 80 * 0.3 + 10 * 15.0) / 1e6
+assert u["prompt_tokens"] == 2000 and u["cached_prompt_tokens"] == 1200 and u["completion_tokens"] == 10, u
+want = (800 * 3.0 + 1200 * 0.3 + 10 * 15.0) / 1e6
 assert abs(j["cost_usd"] - want) < 1e-12, (j["cost_usd"], want)
 PY
 MOCK_ARGS="--max-output 8000"

@@ -142,6 +142,35 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert int(rows[0]["cache_write_tokens"]) >= 1024 and float(rows[0]["cache_saved_usd"]) < 0, rows[0]
 PY
 
+# --- the least cacheable length: a saving is claimed only above it
+SYS=$(python3 -c "import sys; sys.stdout.write((open(sys.argv[1]).read() * 20)[:3900])" "$SMALL")  # 975 tokens, as a small task's system text
+script() { printf '%s\n' "$@" >"$TMP/script.jsonl"; start_mock "$TMP/script.jsonl" ${MOCK_ARGS:-}; }
+MOCK_ARGS="--prompt-cache"
+script '{"reply": "a", "repeat": true}'
+for q in one two; do
+	ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --json --system "$SYS" "$q"
+done
+check "a system text under 1024 tokens: the provider caches nothing, and egg claims no saving" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["usage"]["cached_prompt_tokens"] == 0 and j["usage"]["cache_write_tokens"] == 0 and j["cache_saved_usd"] == 0, j
+PY
+MOCK_ARGS="--prompt-cache --cache-min-tokens 256"
+script '{"reply": "a", "repeat": true}'
+for q in one two; do
+	ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --json --system "$SYS" "$q"
+done
+check "a server that reports a cache read under the model's minimum: shown, but priced as input, no saving claimed" \
+	python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+u = j["usage"]
+assert u["cached_prompt_tokens"] > 256 and j["cache_saved_usd"] == 0, j
+want = (u["prompt_tokens"] * 3.0 + u["completion_tokens"] * 15.0) / 1e6
+assert abs(j["cost_usd"] - want) < 1e-12, (j["cost_usd"], want)
+PY
+unset MOCK_ARGS
+
 # --- --reasoning-effort on Anthropic: extended thinking, or a clear refusal
 script() { printf '%s\n' "$@" >"$TMP/script.jsonl"; start_mock "$TMP/script.jsonl" ${MOCK_ARGS:-}; }
 body() { python3 -c '

@@ -64,13 +64,16 @@ to the log's name with .get appended, so that the log counts only POSTs.
 
 With --prompt-cache the server keeps a prompt cache as the providers do,
 counting 4 characters a token. Anthropic: the request up to a block marked
-with cache_control is the cached prefix; one at least --cache-min-tokens
-long (default 1024) is read from the cache when an earlier request wrote
+with cache_control is the cached prefix; one at least the model's least
+cacheable length long is read from the cache when an earlier request wrote
 it (cache_read_input_tokens), else written (cache_creation_input_tokens).
-OpenAI (automatic): a prompt of at least that many tokens reads the longest
-prefix it shares with an earlier prompt, in steps of 128 tokens
-(prompt_tokens_details.cached_tokens). An entry's own usage or
-cached_tokens wins over the cache.
+That length is the documented one (1024 tokens; 2048 for claude-3-haiku and
+claude-3-5-haiku; 4096 for claude-haiku-4-5 and claude-opus-4-5), or
+--cache-min-tokens N for every model (a server that caches shorter prefixes
+than the provider does). OpenAI (automatic): a prompt of at least that many
+tokens (1024) reads the longest prefix it shares with an earlier prompt, in
+steps of 128 tokens (prompt_tokens_details.cached_tokens). An entry's own
+usage or cached_tokens wins over the cache.
 """
 from __future__ import annotations
 
@@ -236,11 +239,20 @@ def anthropic_usage(u: dict) -> dict:
     return out
 
 
+def least_cacheable(model: str) -> int:
+    """The shortest prefix the provider's cache keeps for `model`, as documented."""
+    if re.match(r"claude-(haiku-4-5|opus-4-5)", model):
+        return 4096
+    if re.match(r"claude-3(-5)?-haiku", model):
+        return 2048
+    return 1024
+
+
 class PromptCache:
     """The providers' prompt caches, 4 characters a token (see the module's doc)."""
 
-    def __init__(self, min_tokens: int):
-        self.min_tokens = min_tokens
+    def __init__(self, min_tokens: int | None):
+        self.forced_min = min_tokens
         self.prefixes: set[str] = set()    # Anthropic: the marked prefixes written
         self.prompts: list[str] = []       # OpenAI: every prompt seen
         self.lock = threading.Lock()
@@ -259,7 +271,7 @@ class PromptCache:
                 parts.append(b.get("text", ""))
                 if isinstance(b, dict) and "cache_control" in b:
                     prefix = "".join(parts)
-        if prefix is None or len(prefix) // 4 < self.min_tokens:
+        if prefix is None or len(prefix) // 4 < self.min_tokens(req):
             return 0, 0
         with self.lock:
             if prefix in self.prefixes:
@@ -277,7 +289,11 @@ class PromptCache:
                 best = max(best, n)
             self.prompts.append(text)
         tokens = best // 4 // 128 * 128
-        return tokens if len(text) // 4 >= self.min_tokens and tokens >= self.min_tokens else 0
+        least = self.min_tokens(req)
+        return tokens if len(text) // 4 >= least and tokens >= least else 0
+
+    def min_tokens(self, req: dict) -> int:
+        return self.forced_min if self.forced_min is not None else least_cacheable(str(req.get("model", "")))
 
 
 # What the mock "thinks" before its text: never part of the reply's text.
@@ -543,7 +559,8 @@ def main() -> int:
                     help="model names (a regex) refused max_tokens and temperature as OpenAI's reasoning models")
     ap.add_argument("--max-output", type=int, help="refuse an output limit above N tokens")
     ap.add_argument("--prompt-cache", action="store_true", help="keep a prompt cache as the providers do")
-    ap.add_argument("--cache-min-tokens", type=int, default=1024, help="the least prefix the cache keeps")
+    ap.add_argument("--cache-min-tokens", type=int,
+                    help="the least prefix the cache keeps, for every model (default: each model's documented one)")
     ap.add_argument("--no-thinking-models", default=r"^claude-3-(5|opus|haiku)",
                     help="Anthropic model names (a regex) that refuse extended thinking")
     ap.add_argument("--api-key", help="refuse a request without this key (401, as the provider words it)")

@@ -8,6 +8,50 @@
 #include "../util/err.h"
 #include "cli.h"
 
+/* --json: the reply and what the call was, as one object (owned). */
+static json_t *chat_json(const struct llm_result *res, const char *model)
+{
+	json_t *o = json_pack("{s:s, s:s?, s:s?, s:{s:I, s:I, s:I, s:I, s:I, s:b}, s:i, s:f, s:b, s:b, s:I}",
+			      "content", res->content, "model", res->model ? res->model : model, "finish_reason",
+			      res->finish_reason, "usage", "prompt_tokens", (json_int_t)res->prompt_tokens,
+			      "completion_tokens", (json_int_t)res->completion_tokens, "cached_prompt_tokens",
+			      (json_int_t)res->cached_prompt_tokens, "cache_write_tokens", (json_int_t)res->cache_write_tokens,
+			      "reasoning_tokens", (json_int_t)res->reasoning_tokens, "estimated", res->usage_estimated,
+			      "attempts", res->attempts, "latency_ms", res->latency_ms, "cached", res->cached, "truncated",
+			      res->truncated, "max_tokens", (json_int_t)res->sent_max_tokens);
+	json_object_set_new(o, "thinking_budget", res->thinking_budget ? json_integer(res->thinking_budget) : json_null());
+	/* A model without a price keeps both keys: null, not absent. */
+	json_object_set_new(o, "cost_usd", res->cost_usd >= 0 ? json_real(res->cost_usd) : json_null());
+	json_object_set_new(o, "cache_saved_usd", res->cost_usd >= 0 ? json_real(res->cache_saved_usd) : json_null());
+	json_object_set_new(o, "adapted", res->adapted ? json_string(res->adapted) : json_null());
+	return o;
+}
+
+/* Without --json: the reply on stdout, what it took on one stderr line. */
+static void chat_print(const struct llm_result *res)
+{
+	char *clean = secret_redact(res->content);
+	struct buf line = BUF_INIT;
+	fputs(clean, stdout);
+	if (!*clean || clean[strlen(clean) - 1] != '\n')
+		fputc('\n', stdout);
+	free(clean);
+	buf_addf(&line, "egg: %ld prompt", res->prompt_tokens);
+	if (res->cached_prompt_tokens)
+		buf_addf(&line, " (%ld cached)", res->cached_prompt_tokens);
+	buf_addf(&line, " + %ld completion tokens", res->completion_tokens);
+	if (res->reasoning_tokens)
+		buf_addf(&line, " (%ld reasoning)", res->reasoning_tokens);
+	if (res->usage_estimated)
+		buf_adds(&line, " (estimated: the server reported none)");
+	if (res->cached)
+		buf_adds(&line, ": the reply from the reply cache; no request sent");
+	else
+		buf_addf(&line, ", %d attempt%s, %.0f ms", res->attempts, res->attempts == 1 ? "" : "s", res->latency_ms);
+	fprintf(stderr, "%s\n", buf_str(&line));
+	buf_release(&line);
+}
+
 int cmd_chat(const struct command *self, int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
@@ -39,46 +83,10 @@ int cmd_chat(const struct command *self, int argc, char **argv)
 		code = err_report();
 		goto out;
 	}
-	if (ctx.json) {
-		json_t *o = json_pack("{s:s, s:s?, s:s?, s:{s:I, s:I, s:I, s:I, s:I, s:b}, s:i, s:f, s:b, s:b, s:I}",
-				      "content", res.content,
-				      "model", res.model ? res.model : ctx.cfg.model,
-				      "finish_reason", res.finish_reason,
-				      "usage", "prompt_tokens", (json_int_t)res.prompt_tokens,
-				      "completion_tokens", (json_int_t)res.completion_tokens,
-				      "cached_prompt_tokens", (json_int_t)res.cached_prompt_tokens,
-				      "cache_write_tokens", (json_int_t)res.cache_write_tokens,
-				      "reasoning_tokens", (json_int_t)res.reasoning_tokens,
-				      "estimated", res.usage_estimated,
-				      "attempts", res.attempts, "latency_ms", res.latency_ms,
-				      "cached", res.cached, "truncated", res.truncated,
-				      "max_tokens", (json_int_t)res.max_tokens);
-		if (res.cost_usd >= 0) {
-			json_object_set_new(o, "cost_usd", json_real(res.cost_usd));
-			json_object_set_new(o, "cache_saved_usd", json_real(res.cache_saved_usd));
-		}
-		json_object_set_new(o, "adapted", res.adapted ? json_string(res.adapted) : json_null());
-		cmd_print_json(o);
-	} else {
-		char *clean = secret_redact(res.content);
-		fputs(clean, stdout);
-		if (!*clean || clean[strlen(clean) - 1] != '\n')
-			fputc('\n', stdout);
-		free(clean);
-		struct buf line = BUF_INIT;
-		buf_addf(&line, "egg: %ld prompt", res.prompt_tokens);
-		if (res.cached_prompt_tokens)
-			buf_addf(&line, " (%ld cached)", res.cached_prompt_tokens);
-		buf_addf(&line, " + %ld completion tokens", res.completion_tokens);
-		if (res.reasoning_tokens)
-			buf_addf(&line, " (%ld reasoning)", res.reasoning_tokens);
-		if (res.usage_estimated)
-			buf_adds(&line, " (estimated: the server reported none)");
-		buf_addf(&line, ", %d attempt%s, %.0f ms%s", res.attempts, res.attempts == 1 ? "" : "s", res.latency_ms,
-			 res.cached ? " (cached)" : "");
-		fprintf(stderr, "%s\n", buf_str(&line));
-		buf_release(&line);
-	}
+	if (ctx.json)
+		cmd_print_json(chat_json(&res, ctx.cfg.model));
+	else
+		chat_print(&res);
 	if (res.truncated) {
 		if (res.reasoning_tokens)
 			err_set(ERR_REJECTED, "reply truncated at the output limit of %ld tokens with %s: %ld of its %ld "

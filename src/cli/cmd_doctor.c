@@ -210,21 +210,23 @@ static int probe_findings(const struct config *cfg, const json_t *probe, json_t 
 	return json_array_size(json_object_get(probe, "gpus")) && json_string_value(json_object_get(probe, "ncu"));
 }
 
-/* What egg will send for the configured model (llm/rules.h). */
+/* What egg will send for the configured model: llm_plan, from the function
+ * that builds every request (the rules, what earlier runs adapted to, the
+ * output limit and the thinking budget as sent). */
 static json_t *request_rules(const struct config *cfg)
 {
-	struct llm_rules r;
+	struct llm_plan p;
 	char *endpoint = config_endpoint(cfg);
 	json_t *kept = kept_load(cfg->store, endpoint, cfg->model);
 	free(endpoint);
-	llm_rules_for(cfg, &r);
-	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:o, s:b, s:o, s:s, s:s?, s:o}", "family", r.family, "token_field",
-			 r.token_field, "max_tokens",
-			 (json_int_t)cfg->max_output_tokens, "temperature",
-			 r.temperature >= 0 ? json_real(r.temperature) : json_null(), "reasoning_effort", r.reasoning_effort,
-			 "thinking_budget", r.thinking_budget ? json_integer(r.thinking_budget) : json_null(),
-			 "stream", cfg->stream != 0, "max_output", r.max_output ? json_integer(r.max_output) : json_null(),
-			 "source", r.source, "refused", r.refusal[0] ? r.refusal : NULL, "kept", kept ? kept : json_null());
+	llm_plan(cfg, &p);
+	return json_pack("{s:s, s:s, s:I, s:o, s:s?, s:o, s:b, s:o, s:s, s:s?, s:o, s:s?}", "family", p.rules.family,
+			 "token_field", p.token_field, "max_tokens", (json_int_t)p.max_tokens, "temperature",
+			 p.temperature >= 0 ? json_real(p.temperature) : json_null(), "reasoning_effort", p.reasoning_effort,
+			 "thinking_budget", p.thinking_budget ? json_integer(p.thinking_budget) : json_null(),
+			 "stream", p.stream != 0, "max_output", p.rules.max_output ? json_integer(p.rules.max_output) : json_null(),
+			 "source", p.rules.source, "refused", p.rules.refusal[0] ? p.rules.refusal : NULL, "kept",
+			 kept ? kept : json_null(), "not_sent", p.dropped[0] ? p.dropped : NULL);
 }
 
 /*
@@ -386,6 +388,37 @@ static void print_calibration(const json_t *c)
 		printf("practical:     %s failed: %s\n", scheme, json_string_value(e));
 }
 
+/* The "llm request:" lines: what a request carries, as llm_plan made it. */
+static void print_request(const json_t *q)
+{
+	char temp[32] = "no temperature", effort[80];
+	if (!q)
+		return;
+	if (json_is_number(json_object_get(q, "temperature")))
+		snprintf(temp, sizeof(temp), "temperature %g", json_number_value(json_object_get(q, "temperature")));
+	if (json_is_integer(json_object_get(q, "thinking_budget")))
+		snprintf(effort, sizeof(effort), "extended thinking, a budget of %lld tokens",
+			 json_integer_value(json_object_get(q, "thinking_budget")));
+	else if (json_is_string(json_object_get(q, "reasoning_effort")))
+		snprintf(effort, sizeof(effort), "reasoning effort %.40s", str_or(q, "reasoning_effort", ""));
+	else
+		snprintf(effort, sizeof(effort), "no reasoning effort");
+	printf("llm request:   %s %lld, %s, %s, %s (%s; rule: %s)\n", str_or(q, "token_field", "?"),
+	       json_integer_value(json_object_get(q, "max_tokens")), temp, effort,
+	       json_is_true(json_object_get(q, "stream")) ? "streamed" : "not streamed",
+	       str_or(q, "family", "?"), str_or(q, "source", "?"));
+	if (json_is_string(json_object_get(q, "refused")))
+		printf("               refused: %s\n", str_or(q, "refused", ""));
+	if (json_is_string(json_object_get(q, "not_sent")))
+		printf("               not sent: %s (a server refused it in an earlier run)\n", str_or(q, "not_sent", ""));
+	if (json_is_object(json_object_get(q, "kept"))) {
+		char *k = json_dumps(json_object_get(q, "kept"), JSON_COMPACT | JSON_SORT_KEYS);
+		printf("               adapted on the server's word in an earlier run (kept in the store's "
+		       "llm-adapted.json): %s\n", k ? k : "?");
+		free(k);
+	}
+}
+
 static void print_text(const json_t *r)
 {
 	const json_t *llm = json_object_get(r, "llm"), *probe = json_object_get(r, "worker"),
@@ -399,32 +432,7 @@ static void print_text(const json_t *r)
 	printf("llm:           provider %s, base URL %s, model %s, API key %s\n", str_or(llm, "provider", "?"),
 	       str_or(llm, "base_url", "?"), str_or(llm, "model", "(missing)"), str_or(llm, "api_key", "?"));
 	printf("endpoint:      POST %s\n", str_or(llm, "endpoint", "?"));
-	if (json_object_get(llm, "request")) {
-		const json_t *q = json_object_get(llm, "request");
-		char temp[32] = "no temperature";
-		if (json_is_number(json_object_get(q, "temperature")))
-			snprintf(temp, sizeof(temp), "temperature %g", json_number_value(json_object_get(q, "temperature")));
-		char effort[80];
-		if (json_is_integer(json_object_get(q, "thinking_budget")))
-			snprintf(effort, sizeof(effort), "extended thinking, a budget of %lld tokens",
-				 json_integer_value(json_object_get(q, "thinking_budget")));
-		else if (json_is_string(json_object_get(q, "reasoning_effort")))
-			snprintf(effort, sizeof(effort), "reasoning effort %.40s", str_or(q, "reasoning_effort", ""));
-		else
-			snprintf(effort, sizeof(effort), "no reasoning effort");
-		printf("llm request:   %s %lld, %s, %s, %s (%s; rule: %s)\n", str_or(q, "token_field", "?"),
-		       json_integer_value(json_object_get(q, "max_tokens")), temp, effort,
-		       json_is_true(json_object_get(q, "stream")) ? "streamed" : "not streamed",
-		       str_or(q, "family", "?"), str_or(q, "source", "?"));
-		if (json_is_string(json_object_get(q, "refused")))
-			printf("               refused: %s\n", str_or(q, "refused", ""));
-		if (json_is_object(json_object_get(q, "kept"))) {
-			char *k = json_dumps(json_object_get(q, "kept"), JSON_COMPACT | JSON_SORT_KEYS);
-			printf("               adapted on the server's word in an earlier run (kept in the store's "
-			       "llm-adapted.json): %s\n", k ? k : "?");
-			free(k);
-		}
-	}
+	print_request(json_object_get(llm, "request"));
 	printf("store:         %s\n", str_or(r, "store", "?"));
 	if (sl) {
 		json_t *pt;

@@ -384,6 +384,10 @@ char *config_endpoint(const struct config *cfg)
 	size_t n = strlen(base);
 	while (n && base[n - 1] == '/')
 		n--;
+	/* A base URL given as the whole endpoint is the endpoint: its path is
+	 * not added twice (/v1/messages/v1/messages). */
+	if (prov && n >= strlen(prov->path) && !strncmp(base + n - strlen(prov->path), prov->path, strlen(prov->path)))
+		return xasprintf("%.*s", (int)n, base);
 	if (prov && !strcmp(prov->name, "anthropic") && n >= 3 && !strncmp(base + n - 3, "/v1", 3))
 		n -= 3;	/* the Messages API's path has its version: not /v1/v1/messages */
 	if (prov && !strcmp(prov->name, "openai") && host && !memchr(host + 3, '/', n - (size_t)(host + 3 - base)))

@@ -69,7 +69,8 @@ struct provider_info {
  * with or without its API version ("http://host/v1" or "http://host" for
  * either provider: Anthropic's path carries /v1 itself, an OpenAI-compatible
  * server's base URL needs it when it has no path of its own), then the
- * provider's path. Owned. */
+ * provider's path; a base URL that ends in that path already is the
+ * endpoint itself. Owned. */
 char *config_endpoint(const struct config *cfg);
 /* The provider called `name`, or NULL (static). */
 const struct provider_info *config_provider(const char *name);

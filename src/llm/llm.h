@@ -34,7 +34,9 @@ struct llm_result {
 	long reasoning_tokens;	/* of completion_tokens, spent on hidden reasoning */
 	long cache_write_tokens;	/* of prompt_tokens, written to the provider's prompt cache */
 	int usage_estimated;	/* the server reported no usage: 4 characters a token */
-	long max_tokens;	/* the output limit the request was sent with */
+	long max_tokens;	/* the answer's output limit the request was sent with */
+	long sent_max_tokens;	/* the body's output limit: with extended thinking, the answer's and the budget */
+	long thinking_budget;	/* Anthropic's extended thinking: the budget sent; 0: none */
 	char *adapted;		/* owned, or NULL: how this call changed the request on the server's word */
 	char *partial;		/* owned, or NULL: on failure, the text of a reply cut off in transit */
 	double latency_ms;	/* the whole call, its failed attempts and retry waits included; 0 for a cache hit */
@@ -52,11 +54,14 @@ struct llm_result {
  * resolve (checked up front, before any work; not with cfg->llm_spool). With
  * `use_cache`, replies are read from and written to cfg->cache_dir. */
 struct llm *llm_new(const struct config *cfg, int use_cache);
-/* Whether the endpoint takes a connection now (TCP and TLS, no request
- * sent: nothing paid); -1 with ERR_INFRA, one line naming the base URL,
- * when it does not. A run calls it before its first baseline, so that an
- * unreachable server is said first and at once (not with cfg->llm_spool,
- * which never uses the network). */
+/* Whether the endpoint takes a connection now (TCP and TLS); -1 with
+ * ERR_INFRA, one line naming the base URL, when it does not. Then whether
+ * it takes the key: the models list is asked for with the request's
+ * credentials (a GET, no tokens: nothing paid), and a 401 or 403 is -1 with
+ * ERR_INPUT naming the key's variables; any other answer leaves it to the
+ * first request. A run calls it before its first baseline, so that an
+ * unreachable server or a missing or refused key is said first and at once
+ * (not with cfg->llm_spool, which never uses the network). */
 int llm_check_reachable(const struct llm *c);
 /* Retries that wait (2 s or more, or a call silent that long) print one line
  * each on stderr, naming the attempt, the cause and the wait; quiet: none. */
@@ -73,9 +78,10 @@ int llm_url_is_local(const char *url);
 /*
  * One call with retries. Returns 0 with `res` filled (a truncated reply is
  * still 0, with res->truncated set), or -1 with ERR_INFRA: unreachable or
- * failing after retries, a non-retryable status (400/401/403/404: the
- * server's message, redacted), a deadline, or a body that is not the
- * expected JSON. The request follows the model's rules (rules.h); a 400
+ * failing after retries, a non-retryable status (400/404: the server's
+ * message, redacted), a deadline, or a body that is not the expected JSON;
+ * or -1 with ERR_INPUT when the server refused the key, or the request
+ * that carried none (401/403: the message names the key's variables). The request follows the model's rules (rules.h); a 400
  * that names a parameter egg sent as unsupported (or an output limit above
  * the most the server accepts) changes that parameter, once per client,
  * says so once on stderr and in res->adapted, and is sent again at once;
@@ -89,6 +95,28 @@ int llm_url_is_local(const char *url);
 int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *res);
 void llm_result_clear(struct llm_result *res);
 void llm_free(struct llm *c);
+
+/*
+ * What a request with the configured output limit carries when egg sends
+ * one now, made by the function that builds every request's body: the
+ * model's rules (rules.refusal says why they cannot be sent), changed by
+ * what earlier runs adapted to (kept.h), the output limit within the most
+ * the server takes and, with extended thinking, the budget beside it.
+ * Nothing is sent or checked on the network; egg doctor shows it. Strings
+ * are borrowed from the rules' table or from `cfg`.
+ */
+struct llm_plan {
+	struct llm_rules rules;
+	const char *token_field;
+	long max_tokens;		/* the body's: with extended thinking, the answer's and the budget */
+	double temperature;		/* < 0: not sent */
+	const char *reasoning_effort;	/* NULL: not sent */
+	long thinking_budget;		/* 0: no extended thinking */
+	int stream;
+	int cache_prefix;		/* Anthropic: the system text marked for the prompt cache */
+	char dropped[300];		/* what the kept adaptations leave out of the rules' request, or "" */
+};
+void llm_plan(const struct config *cfg, struct llm_plan *out);
 
 /* A call's token counts, as llm_price reads them. */
 struct llm_tokens {

@@ -26,6 +26,7 @@ struct llm_rules {
 	double temperature;		/* < 0: not sent */
 	const char *reasoning_effort;	/* NULL: not sent */
 	long max_output;		/* the family's largest output limit; 0 when not known */
+	long cache_min_tokens;		/* the least prefix the provider's prompt cache keeps; 0 when not known */
 	long thinking_budget;		/* Anthropic's extended thinking: its budget of tokens; 0: off */
 	char refusal[300];		/* "" or why these settings cannot be sent to this model (exit 2) */
 	char source[200];		/* "built-in", then what changed it: "config request_rules 'gpt-5'", ... */

@@ -113,7 +113,10 @@ int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, cons
 		snprintf(why, len, "stopped: %s", err_msg());
 		p->out->stop_cause = STOP_BUDGET;
 	} else {
-		snprintf(why, len, "stopped: LLM unreachable (the %s stage's call for %s): %s", stage, subject, err_msg());
+		/* A key refused mid-run (llm.h: ERR_INPUT) is no outage: said as what it is. */
+		snprintf(why, len, "stopped: %s (the %s stage's call for %s): %s",
+			 err_kind() == ERR_INPUT ? "the LLM endpoint refused egg's request" : "LLM unreachable", stage,
+			 subject, err_msg());
 		p->out->stop_cause = STOP_LLM;
 	}
 	p->stop = 1;

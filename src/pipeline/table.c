@@ -1,6 +1,7 @@
 /* table.c: the stage table a run prints: each stage's best time and its speedup over eager. */
 #include "table.h"
 
+#include <math.h>
 #include <string.h>
 
 void pipeline_print_table(FILE *f, const char *task, const char *device, const char *clock, const json_t *baseline,
@@ -88,14 +89,30 @@ void pipeline_print_usage(FILE *f, const json_t *u)
 	long long calls = json_integer_value(json_object_get(u, "calls"));
 	long long cached = json_integer_value(json_object_get(u, "cached_prompt_tokens"));
 	long long written = json_integer_value(json_object_get(u, "cache_write_tokens"));
+	long long from_cache = json_integer_value(json_object_get(u, "cached_calls"));
 	if (!json_is_object(u) || !calls)
 		return;
-	fprintf(f, "  llm: %lld call(s), %lld prompt tokens", calls, json_integer_value(json_object_get(u, "prompt_tokens")));
+	/* Replayed from the reply cache: nothing went to the provider, nothing was paid. */
+	if (from_cache == calls) {
+		if (calls == 1)
+			fprintf(f, "  llm: the one reply from the reply cache; no request sent\n");
+		else
+			fprintf(f, "  llm: all %lld replies from the reply cache; no request sent\n", calls);
+		return;
+	}
+	fprintf(f, "  llm: %lld call(s)", calls);
+	if (from_cache)
+		fprintf(f, " (%lld of them from the reply cache)", from_cache);
+	fprintf(f, ", %lld prompt tokens", json_integer_value(json_object_get(u, "prompt_tokens")));
 	if (cached || written)
 		fprintf(f, " (%lld read from the prompt cache, %lld written to it)", cached, written);
 	fprintf(f, ", %lld completion tokens, $%.4f", json_integer_value(json_object_get(u, "completion_tokens")),
 		json_number_value(json_object_get(u, "cost_usd")));
-	if (cached || written)
-		fprintf(f, "; the prompt cache saved $%.4f", json_number_value(json_object_get(u, "cache_saved_usd")));
+	if (cached || written) {
+		/* A cache that cost more than it saved says so, never "saved $-0.0033". */
+		double saved = json_number_value(json_object_get(u, "cache_saved_usd"));
+		fprintf(f, saved < 0 ? "; the prompt cache cost $%.4f more than it saved" : "; the prompt cache saved $%.4f",
+			fabs(saved));
+	}
 	fprintf(f, "\n");
 }

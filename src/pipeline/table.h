@@ -16,7 +16,9 @@ void pipeline_print_table(FILE *f, const char *task, const char *device, const c
  * known, llm_s, eval_s, device_wait_s, llm_chain). Nothing without one. */
 void pipeline_print_time(FILE *f, const json_t *time);
 /* The task's LLM calls from its summary's "usage": tokens, what the
- * provider's prompt cache served and saved, cost. Nothing without calls. */
+ * provider's prompt cache served and saved, cost; how many replies came
+ * from the reply cache, and when all did, only that ("no request sent").
+ * Nothing without calls. */
 void pipeline_print_usage(FILE *f, const json_t *usage);
 
 #endif

@@ -102,115 +102,155 @@ static json_t *rules_saved(const json_t *rows)
 	return out;
 }
 
-/* Metrics over the task rows in `rows`. Over 100 lines: every figure of the
- * report is computed in this one pass, each defined once beside the others. */
-static json_t *metrics(const json_t *rows)
+/* The sums over a group's task rows that its metrics are made of (metrics). */
+struct tally {
+	struct acc eager, compile, existing, gains[STAGE_COUNT];
+	double fast[4];		/* correct and faster than eager by more than 0, 1, 1.5, 2 times */
+	double tokens_in, tokens_out, tokens_cached, tokens_written, tokens_reasoning, cost, cache_saved, wall;
+	int finished, failed, waiting, stopped, success;
+	json_t *pending, *not_finished;
+};
+
+/* A figure of a row that counts only when positive (a missing one is NaN). */
+static double positive(const json_t *r, const char *key)
 {
-	struct acc eager = { 0 }, compile = { 0 }, existing = { 0 }, gains[STAGE_COUNT];
-	double fast[4] = { 0 }, tokens_in = 0, tokens_out = 0, tokens_cached = 0, tokens_reasoning = 0, cost = 0, wall = 0;
-	double cache_saved = 0;
+	double v = json_num(r, key);
+	return v > 0 ? v : 0;
+}
+
+/* A task that has not finished (waiting, stopped, interrupted): in no rate. */
+static void tally_unfinished(struct tally *t, const json_t *r, enum task_status ts)
+{
+	json_array_append_new(t->not_finished, json_pack("{s:O, s:s, s:s}", "task_id", json_object_get(r, "task_id"),
+							 "status", task_status_name(ts), "because",
+							 not_finished_why(r, ts)));
+	t->waiting += ts == TASK_WAITING;
+	t->stopped += ts == TASK_STOPPED;
+	if (ts == TASK_WAITING && json_is_string(json_object_get(r, "pending_key")))
+		json_array_append(t->pending, json_object_get(r, "pending_key"));
+}
+
+/* A finished task: its verdict, speedups, usage, and each stage's gain (the
+ * best time before the stage over the best after it). */
+static void tally_finished(struct tally *t, const json_t *r, enum task_status ts)
+{
 	static const double ps[4] = { 0, 1, 1.5, 2 };
-	int n = (int)json_array_size(rows), finished = 0, failed = 0, waiting = 0, stopped = 0, success = 0;
-	json_t *pending = json_array(), *not_finished = json_array();
+	double se = json_num(r, "speedup_eager"), prev = NAN, saved = json_num(r, "cache_saved_usd");
+	const json_t *row;
+	size_t j;
+	t->finished++;
+	t->failed += ts == TASK_FAILED;
+	if (json_is_true(json_object_get(r, "found"))) {
+		t->success++;
+		acc_add(&t->eager, se);
+		acc_add(&t->compile, json_num(r, "speedup_compile"));
+		acc_add(&t->existing, json_num(r, "speedup_existing"));
+		for (int k = 0; k < 4; k++)
+			if (!isnan(se) && se > ps[k])
+				t->fast[k]++;
+	}
+	t->tokens_in += positive(r, "prompt_tokens");
+	t->tokens_out += positive(r, "completion_tokens");
+	t->tokens_cached += positive(r, "cached_prompt_tokens");
+	t->tokens_written += positive(r, "cache_write_tokens");
+	t->tokens_reasoning += positive(r, "reasoning_tokens");
+	t->cost += positive(r, "cost_usd");
+	t->cache_saved += isnan(saved) ? 0 : saved;	/* negative when the cache cost more than it saved */
+	t->wall += positive(r, "wall_s");
+	json_array_foreach(json_object_get(r, "stages"), j, row) {
+		const struct stage *sg = stage_by_name(json_string_value(json_object_get(row, "stage")) ?: "");
+		double ms = json_num(row, "kernel_ms");
+		if (sg && sg->id != STAGE_SEED && !isnan(prev) && !isnan(ms) && ms > 0)
+			acc_add(&t->gains[sg->id], prev / ms);
+		if (!isnan(ms))
+			prev = ms;
+	}
+}
+
+/* Each tuning stage's gain, with the product of the geomeans so far. */
+static json_t *stage_gains(const struct tally *t)
+{
+	json_t *out = json_array();
+	double cumulative = 1;
+	for (int s = STAGE_REFINE; s < STAGE_COUNT; s++) {
+		const struct acc *g = &t->gains[s];
+		if (!g->n)
+			continue;
+		cumulative *= exp(g->logsum / g->n);
+		json_array_append_new(out, json_pack("{s:s, s:s, s:f, s:f, s:f, s:i}", "stage", stages[s].name, "title",
+						     stages[s].title, "gain_mean", g->sum / g->n, "gain_geomean",
+						     exp(g->logsum / g->n), "cumulative", cumulative, "n", g->n));
+	}
+	return out;
+}
+
+/* A sum over the finished tasks as a figure per finished task; null when none finished. */
+static json_t *per_task(const struct tally *t, double sum)
+{
+	return t->finished ? json_real(sum / t->finished) : json_null();
+}
+
+/* Tokens the speed-of-light stop saved (estimates, see pipeline.c). */
+static void sol_stops(json_t *out, const json_t *rows)
+{
+	double saved = 0;
+	int stops = 0;
 	size_t i;
 	const json_t *r;
-	json_t *stages_out = json_array(), *out;
-	double cumulative = 1;
-
-	memset(gains, 0, sizeof(gains));
 	json_array_foreach(rows, i, r) {
-		const char *status = json_string_value(json_object_get(r, "status"));
-		double se = json_num(r, "speedup_eager");
-		int found = json_is_true(json_object_get(r, "found"));
-		const json_t *st = json_object_get(r, "stages"), *row;
-		size_t j;
-		double prev = NAN;
-		enum task_status ts = task_status_of(status);
-		if (!task_status_judged(ts)) {
-			/* Not finished (waiting, stopped, interrupted): in no rate. */
-			json_array_append_new(not_finished, json_pack("{s:O, s:s, s:s}", "task_id",
-								      json_object_get(r, "task_id"), "status",
-								      task_status_name(ts), "because", not_finished_why(r, ts)));
-			waiting += ts == TASK_WAITING;
-			stopped += ts == TASK_STOPPED;
-			if (ts == TASK_WAITING && json_is_string(json_object_get(r, "pending_key")))
-				json_array_append(pending, json_object_get(r, "pending_key"));
-			continue;
-		}
-		finished++;
-		failed += ts == TASK_FAILED;
-		if (found) {
-			success++;
-			acc_add(&eager, se);
-			acc_add(&compile, json_num(r, "speedup_compile"));
-			acc_add(&existing, json_num(r, "speedup_existing"));
-			for (int k = 0; k < 4; k++)
-				if (!isnan(se) && se > ps[k])
-					fast[k]++;
-		}
-		tokens_in += json_num(r, "prompt_tokens") > 0 ? json_num(r, "prompt_tokens") : 0;
-		tokens_out += json_num(r, "completion_tokens") > 0 ? json_num(r, "completion_tokens") : 0;
-		tokens_cached += json_num(r, "cached_prompt_tokens") > 0 ? json_num(r, "cached_prompt_tokens") : 0;
-		tokens_reasoning += json_num(r, "reasoning_tokens") > 0 ? json_num(r, "reasoning_tokens") : 0;
-		cost += json_num(r, "cost_usd") > 0 ? json_num(r, "cost_usd") : 0;
-		cache_saved += isnan(json_num(r, "cache_saved_usd")) ? 0 : json_num(r, "cache_saved_usd");
-		wall += json_num(r, "wall_s") > 0 ? json_num(r, "wall_s") : 0;
-		/* Per-stage gain: the best time before the stage over the best after it. */
-		json_array_foreach(st, j, row) {
-			const struct stage *sg = stage_by_name(json_string_value(json_object_get(row, "stage")) ?: "");
-			double ms = json_num(row, "kernel_ms");
-			if (sg && sg->id != STAGE_SEED && !isnan(prev) && !isnan(ms) && ms > 0)
-				acc_add(&gains[sg->id], prev / ms);
-			if (!isnan(ms))
-				prev = ms;
+		const json_t *st = json_object_get(r, "sol_stop");
+		if (json_is_object(st)) {
+			stops++;
+			saved += json_num(st, "tokens_saved_est");
 		}
 	}
-	for (int s = STAGE_REFINE; s < STAGE_COUNT; s++) {
-		if (!gains[s].n)
-			continue;
-		cumulative *= exp(gains[s].logsum / gains[s].n);
-		json_array_append_new(stages_out, json_pack("{s:s, s:s, s:f, s:f, s:f, s:i}", "stage", stages[s].name,
-							    "title", stages[s].title, "gain_mean", gains[s].sum / gains[s].n,
-							    "gain_geomean", exp(gains[s].logsum / gains[s].n),
-							    "cumulative", cumulative, "n", gains[s].n));
+	json_object_set_new(out, "sol_stops", json_integer(stops));
+	json_object_set_new(out, "sol_tokens_saved_est", json_real(saved));
+}
+
+/* Metrics over the task rows in `rows` (report.h). */
+static json_t *metrics(const json_t *rows)
+{
+	struct tally t;
+	size_t i;
+	const json_t *r;
+	json_t *out;
+
+	memset(&t, 0, sizeof(t));
+	t.pending = json_array();
+	t.not_finished = json_array();
+	json_array_foreach(rows, i, r) {
+		enum task_status ts = task_status_of(json_string_value(json_object_get(r, "status")));
+		if (task_status_judged(ts))
+			tally_finished(&t, r, ts);
+		else
+			tally_unfinished(&t, r, ts);
 	}
-	out = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "tasks", n, "finished", finished, "failed", failed,
-			"success", success, "waiting", waiting, "stopped", stopped, "pending_keys", pending, "not_finished",
-			not_finished);
+	out = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "tasks", (int)json_array_size(rows), "finished",
+			t.finished, "failed", t.failed, "success", t.success, "waiting", t.waiting, "stopped", t.stopped,
+			"pending_keys", t.pending, "not_finished", t.not_finished);
 	/* Rates over the finished tasks only (a task that has not finished has no verdict yet). */
-	json_object_set_new(out, "success_rate", finished ? json_real((double)success / finished) : json_null());
-	json_object_set_new(out, "fast_0", finished ? json_real(fast[0] / finished) : json_null());
-	json_object_set_new(out, "fast_1", finished ? json_real(fast[1] / finished) : json_null());
-	json_object_set_new(out, "fast_1_5", finished ? json_real(fast[2] / finished) : json_null());
-	json_object_set_new(out, "fast_2", finished ? json_real(fast[3] / finished) : json_null());
-	json_object_set_new(out, "speedup_eager", acc_json(&eager));
-	json_object_set_new(out, "speedup_compile", acc_json(&compile));
-	json_object_set_new(out, "speedup_existing", acc_json(&existing));
-	json_object_set_new(out, "prompt_tokens_per_task", finished ? json_real(tokens_in / finished) : json_null());
-	json_object_set_new(out, "completion_tokens_per_task", finished ? json_real(tokens_out / finished) : json_null());
-	json_object_set_new(out, "cached_prompt_tokens_per_task", finished ? json_real(tokens_cached / finished) : json_null());
-	json_object_set_new(out, "reasoning_tokens_per_task", finished ? json_real(tokens_reasoning / finished) : json_null());
-	json_object_set_new(out, "cost_per_task", finished ? json_real(cost / finished) : json_null());
-	json_object_set_new(out, "cache_saved_usd_per_task", finished ? json_real(cache_saved / finished) : json_null());
-	json_object_set_new(out, "wall_s_per_task", finished ? json_real(wall / finished) : json_null());
-	json_object_set_new(out, "stages", stages_out);
+	json_object_set_new(out, "success_rate", per_task(&t, t.success));
+	json_object_set_new(out, "fast_0", per_task(&t, t.fast[0]));
+	json_object_set_new(out, "fast_1", per_task(&t, t.fast[1]));
+	json_object_set_new(out, "fast_1_5", per_task(&t, t.fast[2]));
+	json_object_set_new(out, "fast_2", per_task(&t, t.fast[3]));
+	json_object_set_new(out, "speedup_eager", acc_json(&t.eager));
+	json_object_set_new(out, "speedup_compile", acc_json(&t.compile));
+	json_object_set_new(out, "speedup_existing", acc_json(&t.existing));
+	json_object_set_new(out, "prompt_tokens_per_task", per_task(&t, t.tokens_in));
+	json_object_set_new(out, "completion_tokens_per_task", per_task(&t, t.tokens_out));
+	json_object_set_new(out, "cached_prompt_tokens_per_task", per_task(&t, t.tokens_cached));
+	json_object_set_new(out, "cache_write_tokens_per_task", per_task(&t, t.tokens_written));
+	json_object_set_new(out, "reasoning_tokens_per_task", per_task(&t, t.tokens_reasoning));
+	json_object_set_new(out, "cost_per_task", per_task(&t, t.cost));
+	json_object_set_new(out, "cache_saved_usd_per_task", per_task(&t, t.cache_saved));
+	json_object_set_new(out, "wall_s_per_task", per_task(&t, t.wall));
+	json_object_set_new(out, "stages", stage_gains(&t));
 	json_object_set_new(out, "sol", json_pack("{s:o, s:o, s:o}", "kernel", sol_stats(rows, "sol_pct", 1), "eager",
 						  sol_stats(rows, "eager_sol_pct", 0), "compile",
 						  sol_stats(rows, "compile_sol_pct", 0)));
-	{
-		/* Tokens the speed-of-light stop saved (estimates, see pipeline.c). */
-		double saved = 0;
-		int stops = 0;
-		json_array_foreach(rows, i, r) {
-			const json_t *st = json_object_get(r, "sol_stop");
-			if (json_is_object(st)) {
-				stops++;
-				saved += json_num(st, "tokens_saved_est");
-			}
-		}
-		json_object_set_new(out, "sol_stops", json_integer(stops));
-		json_object_set_new(out, "sol_tokens_saved_est", json_real(saved));
-	}
+	sol_stops(out, rows);
 	json_object_set_new(out, "rules", rules_saved(rows));
 	return out;
 }
@@ -293,6 +333,8 @@ json_t *report_compute(struct store *s, const char *run_id)
 				    json_integer(json_integer_value(json_object_get(u, "completion_tokens"))));
 		json_object_set_new(row, "cached_prompt_tokens",
 				    json_integer(json_integer_value(json_object_get(u, "cached_prompt_tokens"))));
+		json_object_set_new(row, "cache_write_tokens",
+				    json_integer(json_integer_value(json_object_get(u, "cache_write_tokens"))));
 		json_object_set_new(row, "reasoning_tokens",
 				    json_integer(json_integer_value(json_object_get(u, "reasoning_tokens"))));
 		json_object_set_new(row, "cost_usd", json_real(json_number_value(json_object_get(u, "cost_usd"))));
@@ -369,13 +411,17 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 				json_num(sx, "geomean"), json_integer_value(json_object_get(sx, "n")));
 	}
 	if (json_integer_value(json_object_get(m, "finished"))) {
-		char saved[64] = "";
-		if (json_num(m, "cached_prompt_tokens_per_task") > 0)
-			snprintf(saved, sizeof(saved), ", the prompt cache saving $%.4f",
-				 json_num(m, "cache_saved_usd_per_task"));
-		fprintf(f, "  per finished task: %.0f prompt (%.0f cached) + %.0f completion tokens (%.0f reasoning), $%.4f%s, "
-			"%.1f s\n", json_num(m, "prompt_tokens_per_task"), json_num(m, "cached_prompt_tokens_per_task"),
-			json_num(m, "completion_tokens_per_task"), json_num(m, "reasoning_tokens_per_task"),
+		char saved[80] = "", written[64] = "";
+		double save = json_num(m, "cache_saved_usd_per_task"), wrote = json_num(m, "cache_write_tokens_per_task");
+		if (wrote > 0)
+			snprintf(written, sizeof(written), ", %.0f written to the cache", wrote);
+		/* A cache that cost more than it saved says so, never "saving $-0.0033". */
+		if (json_num(m, "cached_prompt_tokens_per_task") > 0 || wrote > 0)
+			snprintf(saved, sizeof(saved), save < 0 ? ", the prompt cache costing $%.4f more" :
+				 ", the prompt cache saving $%.4f", fabs(save));
+		fprintf(f, "  per finished task: %.0f prompt (%.0f cached%s) + %.0f completion tokens (%.0f reasoning), "
+			"$%.4f%s, %.1f s\n", json_num(m, "prompt_tokens_per_task"), json_num(m, "cached_prompt_tokens_per_task"),
+			written, json_num(m, "completion_tokens_per_task"), json_num(m, "reasoning_tokens_per_task"),
 			json_num(m, "cost_per_task"), saved, json_num(m, "wall_s_per_task"));
 	}
 	json_array_foreach(json_object_get(m, "not_finished"), i, st)
@@ -458,7 +504,7 @@ char *report_csv(const json_t *rep)
 					    "speedup_eager", "speedup_compile", "existing_ms", "speedup_existing", "existing_error",
 					    "roofline_ms", "sol_pct", "eager_sol_pct",
 					    "compile_sol_pct", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
-					    "reasoning_tokens", "cost_usd", "cache_saved_usd", "wall_s",
+					    "cache_write_tokens", "reasoning_tokens", "cost_usd", "cache_saved_usd", "wall_s",
 					    "device", "final_kernel", "stop_reason", "llm_s", "eval_s", "device_wait_s",
 					    "llm_chain", NULL };
 	struct buf b = BUF_INIT;

@@ -13,8 +13,13 @@
  * METRICS: tasks, finished, failed, success, success_rate, fast_0, fast_1,
  * fast_1_5, fast_2 (fractions of all tasks, vs eager), speedup_eager
  * {mean, geomean, n}, speedup_compile {mean, geomean, n}, prompt_tokens_per_task,
- * completion_tokens_per_task, cost_per_task, wall_s_per_task, stages [{stage,
- * title, gain_mean, gain_geomean, cumulative, n}].
+ * completion_tokens_per_task, cached_prompt_tokens_per_task,
+ * cache_write_tokens_per_task, reasoning_tokens_per_task, cost_per_task,
+ * cache_saved_usd_per_task (negative when the prompt cache's writes cost
+ * more than its reads saved), wall_s_per_task, stages [{stage, title,
+ * gain_mean, gain_geomean, cumulative, n}]. ROW: a task's figures, its
+ * usage's tokens (cache_write_tokens among them), cost_usd and
+ * cache_saved_usd included.
  * `run_id` may be the beginning of one run's id (store_run_get). NULL with ERR_INPUT when
  * the run is unknown or ambiguous.
  */

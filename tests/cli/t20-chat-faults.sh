@@ -20,8 +20,10 @@ check "--json has the documented fields" python3 - "$OUT" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 need = {"content", "model", "finish_reason", "usage", "attempts", "latency_ms", "cached", "truncated", "max_tokens",
-        "adapted"}
+        "thinking_budget", "adapted", "cost_usd", "cache_saved_usd"}
 assert need <= set(j), set(j)
+# mock-model has no price: the keys stay, null (not absent, not 0).
+assert j["cost_usd"] is None and j["cache_saved_usd"] is None and j["thinking_budget"] is None, j
 assert j["content"] == "hello there" and j["finish_reason"] == "stop"
 assert j["usage"] == {"prompt_tokens": 11, "completion_tokens": 3, "cached_prompt_tokens": 0, "cache_write_tokens": 0,
                       "reasoning_tokens": 0, "estimated": False}, j["usage"]
@@ -139,8 +141,15 @@ check "stalls are cut by the stall timeout, not the request timeout" python3 -c 
 for s in 400 401 403 404; do
 	script "{\"status\": $s, \"message\": \"mock says no ($s)\", \"repeat\": true}"
 	run_egg chat hi
-	expect_rc 3 "HTTP $s fails"
-	expect_err "HTTP $s: mock says no \($s\)" "HTTP $s shows the server's message"
+	case $s in
+	401|403) # the key refused: a setting to change (exit 2), not an outage
+		expect_rc 2 "HTTP $s fails as a refused key"
+		expect_err "^egg: error: '.*/v1/chat/completions' refused the API key \(HTTP $s: mock says no \($s\)\): set EGG_API_KEY or OPENAI_API_KEY to a valid key with access to model 'mock-model'$" \
+			"HTTP $s shows the server's message and names the key's variables" ;;
+	*)
+		expect_rc 3 "HTTP $s fails"
+		expect_err "HTTP $s: mock says no \($s\)" "HTTP $s shows the server's message" ;;
+	esac
 	check "HTTP $s is not retried" test "$(mock_requests)" -eq 1
 done
 
@@ -180,8 +189,29 @@ run_egg chat --cache --json "cache me"
 expect_rc 0 "a cached reply"
 check "the second identical call is a cache hit" test "$(json_get "$OUT" 'j["cached"], j["content"]')" = "True cached answer"
 check "the cache hit sent no request" test "$(mock_requests)" -eq 1
+run_egg chat --cache "cache me"
+expect_err "^egg: [0-9]+ prompt \+ [0-9]+ completion tokens: the reply from the reply cache; no request sent$" \
+	"and says so"
 run_egg chat --cache --no-cache "cache me"
 expect_rc 3 "--no-cache bypasses the cache (the script is spent)"
 check "cache files hold no key and live under the store" sh -c "ls '$EGG_STORE'/llm-cache/*/*.json >/dev/null && ! grep -rq sk-test-key '$EGG_STORE'"
+
+# --- a run answered wholly from the reply cache says so
+P=$SRC/tests/pipeline
+# Seed 1 is broken, so the task makes three calls: seed, debug, repair.
+printf '%s\n' \
+	"{\"match\": [\"mode: seed\"], \"reply_file\": \"$P/seed1_broken.py\", \"wrap\": \"python\"}" \
+	'{"match": ["Role: debug agent"], "reply": "{\"critical_issue\": \"tl.relu_that_does_not_exist is no Triton function\", \"modification_plan\": \"use tl.maximum(x + b, 0.0)\"}"}' \
+	"{\"match\": [\"Role: code agent, mode: repair\"], \"reply_file\": \"$P/seed1_fixed.py\", \"wrap\": \"python\"}" \
+	>"$TMP/run.jsonl"
+start_mock "$TMP/run.jsonl"
+FAST="--device cpu --iters 3 --warmup 1 --compile-mode none --seeds 1 --no-refine --no-hw-tune"
+run_egg optimize $FAST "$SRC/tests/tasks/bias_relu_scale.py"
+check "a run that asked the model says its call, not the reply cache" bash -c "
+	[ $RC -eq 0 ] && grep -q '^  llm: 3 call(s), ' '$ERR' && ! grep -q 'reply cache' '$ERR'"
+run_egg optimize $FAST "$SRC/tests/tasks/bias_relu_scale.py"
+expect_rc 0 "the same run again finds the kernel"
+expect_err "^  llm: all 3 replies from the reply cache; no request sent$" "and says every reply came from the reply cache"
+check "and it sent none" test "$(mock_requests)" -eq 3
 
 finish

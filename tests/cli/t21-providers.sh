@@ -46,6 +46,18 @@ script '{"reply": "hi"}'
 run_egg chat --model gpt-4.1 --reasoning-effort high hi
 check "and not to one that refuses it" bash -c "[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 1 ] && ! grep -q reasoning_effort <<<'$(bodies)'"
 
+# An effort no provider documents is refused up front, for every model and provider.
+script '{"reply": "never", "repeat": true}'
+for m in gpt-5 gpt-4.1; do
+	run_egg chat --model $m --reasoning-effort extreme hi
+	check "$m --reasoning-effort extreme: exit 2, one line naming the values, nothing sent" bash -c "
+		[ $RC -eq 2 ] && [ \$(wc -l <'$ERR') -eq 1 ] && [ $(mock_requests) -eq 0 ] &&
+		grep -q \"^egg: error: --reasoning-effort 'extreme' is not one of minimal, low, medium, high\$\" '$ERR'"
+done
+EGG_STORE=$TMP/effort run_egg optimize --model gpt-5 --reasoning-effort extreme --device cpu "$SRC/tests/tasks/bias_relu_scale.py"
+check "egg optimize refuses it before any run or baseline" bash -c "
+	[ $RC -eq 2 ] && [ \$(wc -l <'$ERR') -eq 1 ] && ! ls '$TMP/effort/runs' 2>/dev/null | grep -q . && [ $(mock_requests) -eq 0 ]"
+
 # --- a model the table does not know, which refuses both: one adaptation each
 MOCK_ARGS="--reasoning-models ^(gpt-5|o[134]|zeta-)"
 script '{"reply": "adapted", "repeat": true}'
@@ -59,8 +71,10 @@ expect_err "^egg: LLM: the server refused 'temperature' for model 'zeta-1' .*fro
 check "each adaptation is said once" test "$(grep -c 'egg: LLM: the server refused' "$ERR")" -eq 2
 run_egg chat --no-cache --model zeta-1 hi
 check "the next process starts adapted: kept in the store, one request, no refusal paid again" bash -c "
-	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 4 ] && ! grep -q refused '$ERR' &&
+	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 4 ] && ! grep -q 'the server refused' '$ERR' &&
 	grep -q '\"max_completion_tokens\"' '$EGG_STORE/llm-adapted.json'"
+expect_err "^egg: LLM: not sent to model 'zeta-1': temperature 0.7 \(a server refused it in an earlier run; kept in .*/llm-adapted.json" \
+	"and it says, in one line, what it leaves out"
 EGG_MODEL=zeta-1 EGG_BASE_URL=$MOCK_URL run_egg doctor
 expect_out "^ +adapted on the server's word in an earlier run \(kept in the store's llm-adapted.json\): \{\"temperature\":false,\"token_field\":\"max_completion_tokens\"\}" \
 	"egg doctor shows what was kept"
@@ -68,6 +82,35 @@ run_egg chat --json --no-cache --model zeta-2 hi
 check "--json records the adaptations, and keeps stderr to errors" bash -c "test \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"adapted\"])' '$OUT')\" = \
 	'max_tokens sent as max_completion_tokens; temperature not sent (the server takes only its default)' && ! test -s '$ERR'"
 unset MOCK_ARGS
+
+# A temperature the user set, refused by gpt-5 and kept as refused: every
+# later run says it drops it, and egg doctor shows what is sent.
+script '{"reply": "hi", "repeat": true}'
+run_egg chat --no-cache --model gpt-5 --temperature 0.5 hi
+check "gpt-5 refuses --temperature 0.5: adapted to, said" bash -c "
+	[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq 2 ] && grep -q \"the server refused 'temperature'\" '$ERR'"
+for i in 1 2; do
+	run_egg chat --no-cache --model gpt-5 --temperature 0.5 hi
+	check "run $i after it: one request without the temperature, and one line saying it is dropped" bash -c "
+		[ $RC -eq 0 ] && [ \$(wc -l <'$MOCK_LOG') -eq $((2 + i)) ] && ! tail -1 '$MOCK_LOG' | grep -q temperature &&
+		[ \$(wc -l <'$ERR') -eq 2 ] &&
+		grep -q \"^egg: LLM: not sent to model 'gpt-5': temperature 0.5 (a server refused it in an earlier run\" '$ERR'"
+done
+run_egg chat --json --no-cache --model gpt-5 --temperature 0.5 hi
+check "with --json: stderr kept to errors, the result's 'adapted' says it" python3 - "$OUT" "$ERR" <<'PY'
+import json, sys
+assert open(sys.argv[2]).read() == ""
+assert json.load(open(sys.argv[1]))["adapted"] == "not sent (refused in an earlier run): temperature 0.5"
+PY
+EGG_MODEL=gpt-5 EGG_TEMPERATURE=0.5 run_egg doctor --json
+check "egg doctor --json: no temperature will be sent, and why" python3 - "$OUT" <<'PY'
+import json, sys
+q = json.load(open(sys.argv[1]))["llm"]["request"]
+assert q["temperature"] is None and q["not_sent"] == "temperature 0.5", q
+PY
+EGG_MODEL=gpt-5 EGG_TEMPERATURE=0.5 run_egg doctor
+expect_out "^llm request: +max_completion_tokens 16384, no temperature, " "egg doctor's text says no temperature"
+expect_out "^ +not sent: temperature 0.5 \(a server refused it in an earlier run\)" "and what is not sent"
 
 # The same through the config file's request_rules: no refusal at all.
 cat >"$TMP/rules.json" <<'JSON'
@@ -91,7 +134,7 @@ expect_out "^llm request: +max_completion_tokens 16384, no temperature, no reaso
 	"egg doctor's text line for gpt-5.1"
 
 # --- Anthropic: max_tokens always, its usage with cache reads, its length cap
-script '{"reply": "from claude", "cached_tokens": 80, "usage": {"prompt_tokens": 100, "completion_tokens": 10}}'
+script '{"reply": "from claude", "cached_tokens": 1200, "usage": {"prompt_tokens": 2000, "completion_tokens": 10}}'
 EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --json hi
 expect_rc 0 "anthropic with the defaults"
 check "anthropic: max_tokens sent, streamed, the cache reads counted as cached input" python3 - "$OUT" "$MOCK_LOG" <<'PY'
@@ -100,8 +143,8 @@ j = json.load(open(sys.argv[1]))
 b = json.loads(json.loads(open(sys.argv[2]).readline())["body"])
 assert b["max_tokens"] == 16384 and b["stream"] is True and "max_completion_tokens" not in b, b
 u = j["usage"]
-assert u["prompt_tokens"] == 100 and u["cached_prompt_tokens"] == 80 and u["completion_tokens"] == 10, u
-want = (20 * 3.0 + 80 * 0.3 + 10 * 15.0) / 1e6
+assert u["prompt_tokens"] == 2000 and u["cached_prompt_tokens"] == 1200 and u["completion_tokens"] == 10, u
+want = (800 * 3.0 + 1200 * 0.3 + 10 * 15.0) / 1e6
 assert abs(j["cost_usd"] - want) < 1e-12, (j["cost_usd"], want)
 PY
 MOCK_ARGS="--max-output 8000"
@@ -122,6 +165,46 @@ assert "output limit" not in open(err).read() and json.load(open(out))["cost_usd
 PY
 unset MOCK_ARGS
 
+# --- a key missing or refused: said before any baseline, as the key to set (exit 2), for both providers
+TASK1=$SRC/tests/tasks/bias_relu_scale.py
+MOCK_ARGS="--api-key sk-good"
+script '{"reply": "never", "repeat": true}'
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant-wrong EGG_STORE=$TMP/k1 run_egg optimize --provider anthropic \
+	--model claude-sonnet-4-5 --device cpu "$TASK1"
+expect_rc 2 "an Anthropic key the server refuses stops egg optimize as a setting to change"
+check "in one line naming the variable to set, before any baseline, nothing paid" bash -c "
+	[ \$(wc -l <'$ERR') -eq 1 ] && [ $(mock_requests) -eq 0 ] && ! grep -qi 'baseline\|unreachable\|again' '$ERR' &&
+	grep -q \"^egg: error: '$MOCK_URL/v1/messages' refused the API key (HTTP 401: invalid x-api-key): set EGG_API_KEY or ANTHROPIC_API_KEY to a valid key with access to model 'claude-sonnet-4-5'\$\" '$ERR'"
+check "the key was asked of the models list, with the request's credentials" python3 - "$MOCK_LOG.get" <<'PY'
+import json, sys
+g = [json.loads(l) for l in open(sys.argv[1])]
+assert [x["path"] for x in g] == ["/v1/models"] and g[0]["headers"]["x-api-key"] == "sk-ant-wrong", g
+PY
+EGG_API_KEY= ANTHROPIC_API_KEY= EGG_STORE=$TMP/k2 run_egg optimize --provider anthropic --model claude-sonnet-4-5 \
+	--device cpu "$TASK1"
+expect_rc 2 "a local Anthropic server that wants a key, given none"
+expect_err "^egg: error: no API key was sent and '.*/v1/messages' refused the request \(HTTP 401: x-api-key header is required\): set EGG_API_KEY or ANTHROPIC_API_KEY$" \
+	"says that no key was sent, and what to set"
+EGG_API_KEY=sk-wrong EGG_STORE=$TMP/k3 run_egg optimize --model gpt-4.1 --device cpu "$TASK1"
+check "OpenAI's path says it the same way (exit 2, one line, before any baseline)" bash -c "
+	[ $RC -eq 2 ] && [ \$(wc -l <'$ERR') -eq 1 ] && [ $(mock_requests) -eq 0 ] &&
+	grep -q \"refused the API key (HTTP 401: Incorrect API key provided. .*): set EGG_API_KEY or OPENAI_API_KEY\" '$ERR'"
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant-wrong run_egg chat --provider anthropic --model claude-sonnet-4-5 hi
+check "egg chat with the refused key: exit 2, the same words" bash -c "
+	[ $RC -eq 2 ] && grep -q 'refused the API key (HTTP 401: invalid x-api-key): set EGG_API_KEY or ANTHROPIC_API_KEY' '$ERR'"
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-good run_egg chat --provider anthropic --model claude-sonnet-4-5 hi
+check "and the right key goes through" test "$RC" -eq 0
+unset MOCK_ARGS
+# A server whose models list takes any key but whose requests refuse it (a
+# key revoked mid-run): the task stops saying so, not "LLM unreachable".
+script '{"status": 401, "message": "key revoked", "repeat": true}'
+EGG_API_KEY=sk-revoked EGG_STORE=$TMP/k4 run_egg optimize --model gpt-4.1 --device cpu --iters 3 --warmup 1 \
+	--compile-mode none -q --seeds 1 "$TASK1"
+expect_err "stopped: the LLM endpoint refused egg's request \(the seed stage's call for .*\): '.*' refused the API key \(HTTP 401: key revoked\): set EGG_API_KEY or OPENAI_API_KEY" \
+	"a key refused mid-run stops the task saying the key was refused and what to set"
+check "not as an unreachable LLM, and the refused request was not retried" bash -c "
+	! grep -q 'unreachable' '$ERR' && [ $(mock_requests) -eq 1 ]"
+
 # --- settings checked against the provider's documented ranges before any request
 script '{"reply": "never", "repeat": true}'
 EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --temperature 1.5 hi
@@ -135,6 +218,18 @@ script '{"reply": "via v1", "repeat": true}'
 EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --base-url "$MOCK_URL/v1/" --json hi
 check "anthropic with a base URL ending in /v1 posts to /v1/messages, not /v1/v1/messages" bash -c "
 	[ $RC -eq 0 ] && grep -q '\"path\": \"/v1/messages\"' '$MOCK_LOG'"
+# The whole endpoint given as the base URL: posted to as it is, not doubled.
+EGG_API_KEY= ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 \
+	--base-url "$MOCK_URL/v1/messages" hi
+check "anthropic with the base URL .../v1/messages posts to /v1/messages, not /v1/messages/v1/messages" bash -c "
+	[ $RC -eq 0 ] && tail -1 '$MOCK_LOG' | grep -q '\"path\": \"/v1/messages\"'"
+run_egg chat --model gpt-4.1 --base-url "$MOCK_URL/v1/chat/completions/" hi
+check "openai with the base URL .../v1/chat/completions/ posts to /v1/chat/completions" bash -c "
+	[ $RC -eq 0 ] && tail -1 '$MOCK_LOG' | grep -q '\"path\": \"/v1/chat/completions\"'"
+run_egg doctor --provider anthropic --model claude-sonnet-4-5 --base-url "http://api.example/v1/messages"
+expect_out "^endpoint: +POST http://api.example/v1/messages$" "egg doctor shows that endpoint for anthropic"
+run_egg doctor --model gpt-4.1 --base-url "https://api.example/v1/chat/completions"
+expect_out "^endpoint: +POST https://api.example/v1/chat/completions$" "and for openai"
 run_egg doctor --provider anthropic --model claude-sonnet-4-5 --base-url "http://api.example/v1"
 expect_out "^endpoint: +POST http://api.example/v1/messages$" "egg doctor shows the full endpoint it will call"
 run_egg doctor --model m --base-url "http://localhost:8000"

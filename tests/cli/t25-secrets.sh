@@ -27,7 +27,7 @@ check "doctor without a worker says the eval worker is missing (exit 3)" \
 	test "$rc6" -eq 3 -a -n "$(grep -i 'worker' "$streams/6.out" "$streams/6.err")"
 
 check "the server really was sent the key (the test is live)" grep -q "$KEY" "$MOCK_LOG"
-check "the 401 failed with exit 3" test "$rc3" -eq 3
+check "the 401 failed as a refused key, exit 2" test "$rc3" -eq 2
 check "a server echoing the key has it redacted in egg's error" grep -q 'you sent: Bearer \[redacted\]' "$streams/3.err"
 check "doctor reports the key only as present" grep -q '"api_key":"present"' "$streams/5.out"
 leaks=$(grep -rl -- "$KEY" "$streams" "$EGG_STORE" "$XDG_CONFIG_HOME" 2>/dev/null)

@@ -10,7 +10,18 @@
 . "$(dirname "$0")/../lib.sh"
 
 P=$SRC/tests/pipeline
-TASK=$SRC/tests/tasks/bias_relu_scale.py
+SMALL=$SRC/tests/tasks/bias_relu_scale.py
+# The same task with a longer reference: its system text (about 1340 tokens
+# at 4 characters a token) passes the providers' least cacheable length of
+# 1024, which the small task's (about 980) does not.
+TASK=$TMP/big/bias_relu_scale.py
+mkdir -p "$TMP/big"
+{ cat "$SMALL"; echo
+  echo "# A longer reference: what each step computes, said at length so that the system text"
+  echo "# egg sends passes the provider's least cacheable length (1024 tokens) as a real task's would."
+  for i in $(seq 0 13); do
+	printf '# Note %2d: the bias is added per column, the ReLU clamps below zero, the scale multiplies.\n' "$i"
+  done; } >"$TASK"
 export EGG_LLM_RETRY_BASE_MS=20
 unset EGG_MODEL EGG_API_KEY
 FAST="--device cpu --iters 3 --warmup 1 --compile-mode none -q --no-cache --seeds 1 --no-refine --no-hw-tune"
@@ -32,7 +43,7 @@ PY
 }
 
 # --- Anthropic: the system text marked, written once, read after
-start_mock "$TMP/three.jsonl" --prompt-cache --cache-min-tokens 256
+start_mock "$TMP/three.jsonl" --prompt-cache
 ANTHROPIC_API_KEY=sk-ant run_egg optimize --provider anthropic --model claude-sonnet-4-5 $FAST \
 	--run-dir "$TMP/an" --json "$TASK"
 expect_rc 0 "an Anthropic run of three calls finds the kernel"
@@ -56,7 +67,7 @@ check "the first call wrote the cache; the later ones read it and cost less than
 import json, sys
 calls = [json.loads(l) for l in open(sys.argv[1])]
 (p0, c0, w0, cost0, s0), rest = calls[0], calls[1:]
-assert c0 == 0 and w0 > 256 and s0 < 0, calls[0]
+assert c0 == 0 and w0 >= 1024 and s0 < 0, calls[0]
 for p, c, w, cost, saved in rest:
     assert c == w0 and w == 0 and saved > 0, (calls[0], p, c, w)
     # claude-sonnet-4-5: input $3, cached $0.30 per million; what it cost plus what it saved is the plain price.
@@ -70,15 +81,15 @@ assert u["cached_prompt_tokens"] == sum(c[1] for c in calls) > 0, u
 assert u["cache_write_tokens"] == sum(c[2] for c in calls) > 0, u
 assert abs(u["cache_saved_usd"] - sum(c[4] for c in calls)) < 1e-9 and u["cache_saved_usd"] > 0, u
 PY
-start_mock "$TMP/three.jsonl" --prompt-cache --cache-min-tokens 256
+start_mock "$TMP/three.jsonl" --prompt-cache
 ANTHROPIC_API_KEY=sk-ant run_egg optimize --provider anthropic --model claude-sonnet-4-5 $FAST "$TASK"
 expect_err "^  llm: 3 call\(s\), [0-9]+ prompt tokens \([0-9]+ read from the prompt cache, [0-9]+ written to it\), .*; the prompt cache saved \\\$0\.[0-9]+$" \
 	"egg optimize's summary says what the cache served and saved"
 RUN=$(python3 -c "
 import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT id FROM runs ORDER BY created DESC LIMIT 1').fetchone()[0])" "$EGG_STORE/egg.db")
 run_egg report "$RUN"
-expect_out "per finished task: [0-9]+ prompt \([1-9][0-9]* cached\) .*, the prompt cache saving \\\$0\.[0-9]+" \
-	"the run's report shows the cached tokens and the saving"
+expect_out "per finished task: [0-9]+ prompt \([1-9][0-9]* cached, [1-9][0-9]* written to the cache\) .*, the prompt cache saving \\\$0\.[0-9]+" \
+	"the run's report shows the tokens read from and written to the cache, and the saving"
 run_egg report "$RUN" --json
 check "and its JSON has the saving per task" python3 - "$OUT" <<'PY'
 import json, sys
@@ -87,7 +98,7 @@ assert j["tasks"][0]["cache_saved_usd"] > 0 and j["all"]["cache_saved_usd_per_ta
 PY
 
 # --- OpenAI: its automatic cache reads the same prefix, with no mark sent
-start_mock "$TMP/three.jsonl" --prompt-cache --cache-min-tokens 256
+start_mock "$TMP/three.jsonl" --prompt-cache
 EGG_API_KEY=sk-test run_egg optimize --model gpt-4.1 $FAST --run-dir "$TMP/oa" --json "$TASK"
 expect_rc 0 "an OpenAI run of three calls finds the kernel"
 calls_of "$TMP/oa" >"$TMP/oa.calls"
@@ -98,10 +109,67 @@ bodies = [json.loads(json.loads(l)["body"]) for l in open(sys.argv[1])]
 assert all("cache_control" not in json.dumps(b) for b in bodies)
 assert len({b["messages"][0]["content"] for b in bodies}) == 1 and bodies[0]["messages"][0]["role"] == "system"
 calls = [json.loads(l) for l in open(sys.argv[2])]
-assert calls[0][1] == 0 and all(c[1] >= 256 and c[4] > 0 for c in calls[1:]), calls
+assert calls[0][1] == 0 and all(c[1] >= 1024 and c[4] > 0 for c in calls[1:]), calls
 # gpt-4.1: input $2, cached $0.50 per million.
 assert all(abs(c[4] - c[1] * 1.5e-6) < 1e-9 for c in calls), calls
 PY
+
+# --- a run that only wrote the cache: its saving is negative, said as a cost in every form
+printf '%s\n' "{\"match\": [\"mode: seed\"], \"reply_file\": \"$P/seed2_rows.py\", \"wrap\": \"python\"}" >"$TMP/one.jsonl"
+start_mock "$TMP/one.jsonl" --prompt-cache
+ANTHROPIC_API_KEY=sk-ant run_egg optimize --provider anthropic --model claude-sonnet-4-5 $FAST "$TASK"
+expect_rc 0 "a one-call Anthropic run finds the kernel"
+expect_err "^  llm: 1 call\(s\), [0-9]+ prompt tokens \(0 read from the prompt cache, [0-9]+ written to it\), .*; the prompt cache cost \\\$0\.[0-9]+ more than it saved$" \
+	"its llm: line says the cache cost more than it saved (not 'saved \$-0.0010')"
+check "no negative dollar figure is printed" bash -c "! grep -q '\\\$-' '$ERR'"
+RUN=$(python3 -c "
+import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT id FROM runs ORDER BY created DESC LIMIT 1').fetchone()[0])" "$EGG_STORE/egg.db")
+run_egg report "$RUN"
+expect_out "per finished task: [0-9]+ prompt \(0 cached, [1-9][0-9]* written to the cache\) .*, the prompt cache costing \\\$0\.[0-9]+ more" \
+	"egg report's text shows the tokens written and the extra cost"
+run_egg report "$RUN" --json
+check "its JSON carries cache_write_tokens, and the saving below zero" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = j["tasks"][0]
+assert t["cache_write_tokens"] >= 1024 and t["cache_saved_usd"] < 0, t
+assert j["all"]["cache_write_tokens_per_task"] == t["cache_write_tokens"] and j["all"]["cache_saved_usd_per_task"] < 0
+PY
+run_egg report "$RUN" --csv
+check "its CSV has a cache_write_tokens column with the figure" python3 - "$OUT" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert int(rows[0]["cache_write_tokens"]) >= 1024 and float(rows[0]["cache_saved_usd"]) < 0, rows[0]
+PY
+
+# --- the least cacheable length: a saving is claimed only above it
+SYS=$(python3 -c "import sys; sys.stdout.write((open(sys.argv[1]).read() * 20)[:3900])" "$SMALL")  # 975 tokens, as a small task's system text
+script() { printf '%s\n' "$@" >"$TMP/script.jsonl"; start_mock "$TMP/script.jsonl" ${MOCK_ARGS:-}; }
+MOCK_ARGS="--prompt-cache"
+script '{"reply": "a", "repeat": true}'
+for q in one two; do
+	ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --json --system "$SYS" "$q"
+done
+check "a system text under 1024 tokens: the provider caches nothing, and egg claims no saving" python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["usage"]["cached_prompt_tokens"] == 0 and j["usage"]["cache_write_tokens"] == 0 and j["cache_saved_usd"] == 0, j
+PY
+MOCK_ARGS="--prompt-cache --cache-min-tokens 256"
+script '{"reply": "a", "repeat": true}'
+for q in one two; do
+	ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-sonnet-4-5 --json --system "$SYS" "$q"
+done
+check "a server that reports a cache read under the model's minimum: shown, but priced as input, no saving claimed" \
+	python3 - "$OUT" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+u = j["usage"]
+assert u["cached_prompt_tokens"] > 256 and j["cache_saved_usd"] == 0, j
+want = (u["prompt_tokens"] * 3.0 + u["completion_tokens"] * 15.0) / 1e6
+assert abs(j["cost_usd"] - want) < 1e-12, (j["cost_usd"], want)
+PY
+unset MOCK_ARGS
 
 # --- --reasoning-effort on Anthropic: extended thinking, or a clear refusal
 script() { printf '%s\n' "$@" >"$TMP/script.jsonl"; start_mock "$TMP/script.jsonl" ${MOCK_ARGS:-}; }
@@ -126,6 +194,14 @@ ANTHROPIC_API_KEY=sk-ant run_egg chat --provider anthropic --model claude-opus-4
 check "claude-opus-4-1 (32000 output tokens at most): the budget shrinks to fit beside the answer" bash -c "
 	[ $RC -eq 0 ] && grep -q '\"max_tokens\": 32000' <<<'$(body 2)' &&
 	grep -q '\"budget_tokens\": 15616' <<<'$(body 2)'"
+check "egg chat --json says the output limit and the budget it sent (32000, 15616), not the settings" \
+	python3 -c "import json,sys; j = json.load(open(sys.argv[1])); assert (j['max_tokens'], j['thinking_budget']) == (32000, 15616), j" "$OUT"
+EGG_REASONING_EFFORT=high ANTHROPIC_API_KEY=sk-ant run_egg doctor --provider anthropic --model claude-opus-4-1
+expect_out "^llm request: +max_tokens 32000, no temperature, extended thinking, a budget of 15616 tokens" \
+	"egg doctor reports what the request builder sends for claude-opus-4-1 at high effort"
+EGG_REASONING_EFFORT=high ANTHROPIC_API_KEY=sk-ant run_egg doctor --provider anthropic --model claude-opus-4-1 --json
+check "and so does its JSON" python3 -c "
+import json,sys; q = json.load(open(sys.argv[1]))['llm']['request']; assert (q['max_tokens'], q['thinking_budget']) == (32000, 15616), q" "$OUT"
 EGG_REASONING_EFFORT=medium run_egg doctor --provider anthropic --model claude-sonnet-4-5
 expect_out "^llm request: .*extended thinking, a budget of 12288 tokens" "egg doctor shows the thinking budget"
 

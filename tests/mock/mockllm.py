@@ -4,6 +4,7 @@
 Usage: mockllm.py --script FILE [--log FILE] [--port-file FILE]
                   [--reasoning-models REGEX] [--max-output N]
                   [--prompt-cache] [--cache-min-tokens N] [--no-thinking-models REGEX]
+                  [--api-key KEY]
 
 It listens on 127.0.0.1 on an ephemeral port, prints the port on stdout,
 and answers each request with the first unconsumed script entry whose
@@ -55,15 +56,24 @@ thinking_delta and signature_delta events) before its text. `cache_control`
 must be {"type": "ephemeral"} (a "ttl" of 5m or 1h allowed), on at most 4
 blocks.
 
+With --api-key KEY every request must carry that key (OpenAI's Authorization:
+Bearer, Anthropic's x-api-key), else it is refused with 401 and the
+provider's own error body, before anything else. GET .../models lists one
+model (both APIs answer it for free), under the same key; GETs are logged
+to the log's name with .get appended, so that the log counts only POSTs.
+
 With --prompt-cache the server keeps a prompt cache as the providers do,
 counting 4 characters a token. Anthropic: the request up to a block marked
-with cache_control is the cached prefix; one at least --cache-min-tokens
-long (default 1024) is read from the cache when an earlier request wrote
+with cache_control is the cached prefix; one at least the model's least
+cacheable length long is read from the cache when an earlier request wrote
 it (cache_read_input_tokens), else written (cache_creation_input_tokens).
-OpenAI (automatic): a prompt of at least that many tokens reads the longest
-prefix it shares with an earlier prompt, in steps of 128 tokens
-(prompt_tokens_details.cached_tokens). An entry's own usage or
-cached_tokens wins over the cache.
+That length is the documented one (1024 tokens; 2048 for claude-3-haiku and
+claude-3-5-haiku; 4096 for claude-haiku-4-5 and claude-opus-4-5), or
+--cache-min-tokens N for every model (a server that caches shorter prefixes
+than the provider does). OpenAI (automatic): a prompt of at least that many
+tokens (1024) reads the longest prefix it shares with an earlier prompt, in
+steps of 128 tokens (prompt_tokens_details.cached_tokens). An entry's own
+usage or cached_tokens wins over the cache.
 """
 from __future__ import annotations
 
@@ -229,11 +239,20 @@ def anthropic_usage(u: dict) -> dict:
     return out
 
 
+def least_cacheable(model: str) -> int:
+    """The shortest prefix the provider's cache keeps for `model`, as documented."""
+    if re.match(r"claude-(haiku-4-5|opus-4-5)", model):
+        return 4096
+    if re.match(r"claude-3(-5)?-haiku", model):
+        return 2048
+    return 1024
+
+
 class PromptCache:
     """The providers' prompt caches, 4 characters a token (see the module's doc)."""
 
-    def __init__(self, min_tokens: int):
-        self.min_tokens = min_tokens
+    def __init__(self, min_tokens: int | None):
+        self.forced_min = min_tokens
         self.prefixes: set[str] = set()    # Anthropic: the marked prefixes written
         self.prompts: list[str] = []       # OpenAI: every prompt seen
         self.lock = threading.Lock()
@@ -252,7 +271,7 @@ class PromptCache:
                 parts.append(b.get("text", ""))
                 if isinstance(b, dict) and "cache_control" in b:
                     prefix = "".join(parts)
-        if prefix is None or len(prefix) // 4 < self.min_tokens:
+        if prefix is None or len(prefix) // 4 < self.min_tokens(req):
             return 0, 0
         with self.lock:
             if prefix in self.prefixes:
@@ -270,7 +289,11 @@ class PromptCache:
                 best = max(best, n)
             self.prompts.append(text)
         tokens = best // 4 // 128 * 128
-        return tokens if len(text) // 4 >= self.min_tokens and tokens >= self.min_tokens else 0
+        least = self.min_tokens(req)
+        return tokens if len(text) // 4 >= least and tokens >= least else 0
+
+    def min_tokens(self, req: dict) -> int:
+        return self.forced_min if self.forced_min is not None else least_cacheable(str(req.get("model", "")))
 
 
 # What the mock "thinks" before its text: never part of the reply's text.
@@ -338,6 +361,24 @@ def stream_events(anthropic: bool, req: dict, content: str, finish: str, usage: 
     return out
 
 
+def auth_refusal(headers, anthropic: bool, key: str | None) -> dict | None:
+    """The 401 body the provider answers for missing or wrong credentials, or None."""
+    if key is None:
+        return None
+    bearer = headers.get("Authorization") or ""
+    got = bearer[7:] if bearer.startswith("Bearer ") else headers.get("x-api-key") or ""
+    if got == key:
+        return None
+    if anthropic:
+        return {"type": "error", "error": {"type": "authentication_error",
+                                           "message": "invalid x-api-key" if got else "x-api-key header is required"}}
+    if not got:
+        return openai_error("You didn't provide an API key. You need to provide your API key in an Authorization "
+                            "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", None, None)
+    return openai_error("Incorrect API key provided. You can find your API key at "
+                        "https://platform.openai.com/account/api-keys.", None, "invalid_api_key")
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     script: Script
@@ -347,6 +388,7 @@ class Handler(BaseHTTPRequestHandler):
     no_thinking: re.Pattern
     max_output: int | None = None
     cache: PromptCache | None = None
+    api_key: str | None = None
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -362,6 +404,21 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
+    def do_GET(self) -> None:
+        anthropic = "anthropic-version" in self.headers
+        if self.log_path:
+            with self.log_lock, open(self.log_path + ".get", "a") as f:
+                f.write(json.dumps({"path": self.path, "headers": dict(self.headers.items()),
+                                    "time": time.time()}) + "\n")
+        if not self.path.rstrip("/").endswith("/models"):
+            self._send(404, json.dumps({"error": {"message": f"mock: no GET {self.path}"}}).encode())
+            return
+        refused = auth_refusal(self.headers, anthropic, self.api_key)
+        if refused is not None:
+            self._send(401, json.dumps(refused).encode())
+            return
+        self._send(200, json.dumps({"data": [{"id": "mock-model", "type": "model"}], "has_more": False}).encode())
+
     def do_POST(self) -> None:
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n).decode("utf-8", "replace")
@@ -376,6 +433,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         text = json.dumps(req.get("messages", [])) + json.dumps(req.get("system", ""))
         anthropic = self.path.rstrip("/").endswith("/v1/messages")
+        refused = auth_refusal(self.headers, anthropic, self.api_key)
+        if refused is not None:
+            self._send(401, json.dumps(refused).encode())
+            return
         refused = refusal(req, anthropic, self.reasoning, self.max_output, self.no_thinking)
         if refused is not None:
             self._send(400, json.dumps(refused).encode())
@@ -498,10 +559,13 @@ def main() -> int:
                     help="model names (a regex) refused max_tokens and temperature as OpenAI's reasoning models")
     ap.add_argument("--max-output", type=int, help="refuse an output limit above N tokens")
     ap.add_argument("--prompt-cache", action="store_true", help="keep a prompt cache as the providers do")
-    ap.add_argument("--cache-min-tokens", type=int, default=1024, help="the least prefix the cache keeps")
+    ap.add_argument("--cache-min-tokens", type=int,
+                    help="the least prefix the cache keeps, for every model (default: each model's documented one)")
     ap.add_argument("--no-thinking-models", default=r"^claude-3-(5|opus|haiku)",
                     help="Anthropic model names (a regex) that refuse extended thinking")
+    ap.add_argument("--api-key", help="refuse a request without this key (401, as the provider words it)")
     args = ap.parse_args()
+    Handler.api_key = args.api_key
     Handler.no_thinking = re.compile(args.no_thinking_models)
     if args.prompt_cache:
         Handler.cache = PromptCache(args.cache_min_tokens)

@@ -187,6 +187,16 @@ static void test_rules(void)
 	      "o4-mini: the reasoning effort is sent; a temperature set by the user overrides the rule, and says so");
 	config_free(&cfg);
 
+	config_init(&cfg);
+	config_set_flag(&cfg, "model", "gpt-5");
+	config_set_flag(&cfg, "reasoning-effort", "extreme");
+	cfg.ignore_file = 1;
+	config_resolve(&cfg);
+	llm_rules_for(&cfg, &r);
+	CHECK(strstr(r.refusal, "'extreme' is not one of minimal, low, medium, high") != NULL,
+	      "an effort no provider documents is refused for an OpenAI model (not sent as it is)");
+	config_free(&cfg);
+
 	fd = mkstemp(path);
 	f = fdopen(fd, "w");
 	fputs("{\"request_rules\": {\"acme-\": {\"token_field\": \"max_completion_tokens\", \"temperature\": null,"

@@ -386,6 +386,44 @@ static void report_metrics(void)
 	json_decref(cfg);
 }
 
+/* The prompt cache's figures in every form of the report: the tokens written
+ * to it, and a saving that is negative (a task that only wrote the cache)
+ * said as a cost, never as "saving $-0.0033". */
+static void report_cache_forms(void)
+{
+	char *dir = temp_dir(), *text = NULL, *csv;
+	size_t len = 0;
+	struct store *s = store_open(dir);
+	json_t *cfg = json_object(), *rep;
+	FILE *f;
+
+	store_run_create(s, "run", "bench", cfg);
+	add_task(s, "a", "g", "done",
+		 json_pack("{s:b, s:{s:i, s:i, s:i, s:i, s:f, s:f}}", "found", 0, "usage", "prompt_tokens", 1200,
+			   "completion_tokens", 50, "cached_prompt_tokens", 0, "cache_write_tokens", 1100, "cost_usd",
+			   0.0045, "cache_saved_usd", -0.0033));
+	rep = report_compute(s, "run");
+	CHECK(at(rep, "tasks.0.cache_write_tokens") == 1100 && near(at(rep, "tasks.0.cache_saved_usd"), -0.0033) &&
+	      near(at(rep, "all.cache_write_tokens_per_task"), 1100) && near(at(rep, "all.cache_saved_usd_per_task"), -0.0033),
+	      "the JSON carries the cache-write tokens per task and per finished task, and the negative saving");
+	f = open_memstream(&text, &len);
+	report_print_text(f, rep);
+	fclose(f);
+	CHECK(strstr(text, "(0 cached, 1100 written to the cache)") &&
+	      strstr(text, "the prompt cache costing $0.0033 more") && !strstr(text, "$-"),
+	      "the text shows the tokens written and the cache's extra cost as a cost");
+	csv = report_csv(rep);
+	CHECK(strstr(csv, ",cached_prompt_tokens,cache_write_tokens,") && strstr(csv, ",0,1100,"),
+	      "the CSV has a cache_write_tokens column with the task's figure");
+	free(csv);
+	free(text);
+	json_decref(rep);
+	store_close(s);
+	fs_remove_tree(dir);
+	free(dir);
+	json_decref(cfg);
+}
+
 /* A sink that refuses its second write and every one after, as a full store would. */
 static int refusals;
 static int refusing_decision(void *ctx, json_t *d)
@@ -428,5 +466,6 @@ void suite_store(void)
 	run_prefixes();
 	run_liveness();
 	report_metrics();
+	report_cache_forms();
 	recorder_keeps_the_store_error();
 }

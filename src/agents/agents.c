@@ -234,6 +234,25 @@ static void retry_note(struct buf *user, const char *first_user, const char *why
 		 code ? "one complete Python file in a single ```python block" : "one JSON object with the fields named above");
 }
 
+/* One line on the terminal (agents.on_note) for a reply that could not be
+ * used: what was wrong with it and what egg does. `next`: 0 discarded, 1
+ * asked again with the reason, 2 asked again with room for a longer reply. */
+static void note_malformed(struct agents *a, enum prompt_id id, const char *stage, const char *candidate,
+			   const char *why, int next)
+{
+	static const char *const done[] = {
+		"discarded, the current best kept",
+		"asked once more, told what was wrong",
+		"asked once more with room for a longer reply",
+	};
+	char text[512];
+	if (!a->on_note)
+		return;
+	snprintf(text, sizeof(text), "the %s reply%s%s could not be used: %s; %s", prompt_templates[id].name,
+		 candidate ? " about " : "", candidate ? candidate : "", why, done[next]);
+	a->on_note(a->note_ctx, stage, text);
+}
+
 /* Shared loop: ask, parse with `parse`, one retry on a malformed reply. */
 static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, const char *stage,
 		 const char *candidate, enum agent_outcome *outcome, int code, enum reply_schema schema)
@@ -286,6 +305,7 @@ static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, con
 			recorder_decision(a->rec, d);
 			json_decref(d);
 		}
+		note_malformed(a, id, stage, candidate, why, attempt == 0 ? was_cut && max_tokens ? 2 : 1 : 0);
 		if (!was_cut || !max_tokens)
 			retry_note(&user, buf_str(&first), why, code);
 		else {

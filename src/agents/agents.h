@@ -57,6 +57,11 @@ struct agents {
 	 * display), or NULL: every count of LLM usage starts in agents.c. */
 	void (*on_usage)(void *ctx, long tokens, double cost_usd);
 	void *usage_ctx;
+	/* Told, in one line for the terminal, each reply that could not be
+	 * used (what was missing or wrong, and whether egg asks again or
+	 * discards it), or NULL. */
+	void (*on_note)(void *ctx, const char *stage, const char *text);
+	void *note_ctx;
 	char waiting_key[65];	/* the spooled request awaited (AGENT_WAITING), or "" */
 };
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# t87-new-user-fourth.sh: what a new user met a fourth time (issue 59):
+#  1. a reply that leaves out a required field is never read as a default: a
+#     tuning plan without "change" and a reply without JSON are malformed,
+#     asked once more (then discarded), each said in one line on stderr;
+. "$(dirname "$0")/../lib.sh"
+
+export EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
+TASK=$SRC/tests/tasks/bias_relu_scale.py
+FAKE="python3 $SRC/tests/mock/fakeworker.py"
+FAKE_FLAGS=(--device cuda --worker-cmd "$FAKE" --seeds 1 --no-refine --stages mapping --ask-every-stage)
+
+# --- 1. a reply without a required field is malformed, and said so
+python3 - "$SRC/tests/pipeline/refined.py" >"$TMP/nochange.json" <<'PY'
+import json, sys
+plan = json.dumps({"bottleneck": "the grid is small", "modification_plan": "keep the grid"})
+print(json.dumps([{"match": ["mode: seed"], "reply_file": sys.argv[1], "wrap": "python"},
+                  {"match": ["Role: profile agent, mode: parallel mapping"], "reply": plan, "repeat": True},
+                  {"match": ["mode: hardware tuning"], "reply_file": sys.argv[1], "wrap": "python"}]))
+PY
+start_mock "$TMP/nochange.json"
+EGG_MODEL=mock-model run_egg optimize "${FAKE_FLAGS[@]}" --no-cache "$TASK"
+expect_rc 0 "a run whose tuning plans leave out 'change' ends"
+check "the plan without 'change' is not taken as a yes: no tuning kernel is asked for" \
+	bash -c "! grep -q 'mode: hardware tuning' '$MOCK_LOG'"
+check "it is asked once more, told what was missing, then discarded" python3 - "$MOCK_LOG" <<'PY'
+import json, sys
+users = [json.loads(json.loads(l)["body"])["messages"][1]["content"] for l in open(sys.argv[1])]
+asks = [u for u in users if "Name the main obstacle" in u or "grid mapping" in u]
+assert len(asks) == 2, len(asks)
+assert "could not be used: the JSON reply has no 'change'" in asks[1], asks[1][-400:]
+PY
+expect_err "^egg: \\[mapping\\] the profile.mapping reply about seed1 could not be used: the JSON reply has no 'change'; asked once more, told what was wrong$" \
+	"the terminal says what was missing and that egg asks again"
+expect_err "^egg: \\[mapping\\] the profile.mapping reply about seed1 could not be used: the JSON reply has no 'change'; discarded, the current best kept$" \
+	"and, the second time, that the reply was discarded"
+
+# A reply with no JSON at all, answered by hand through the spool: the
+# terminal says so before the wait for the request that asks again.
+SP=$TMP/spool1
+spool_answer() { # spool_answer TEXT_FOR_PROFILE: answers every pending request
+	python3 - "$SP" "$SRC/tests/pipeline/refined.py" "$1" <<'PY'
+import glob, json, os, sys
+spool, kernel, profile = sys.argv[1:]
+for path in glob.glob(f"{spool}/pending/*.json"):
+    req = json.load(open(path))
+    agent = req["context"]["agent"]
+    text = "```python\n" + open(kernel).read() + "```\n" if agent.startswith("code.") else profile
+    open(f"{spool}/replies/{req['key']}.txt", "w").write(text)
+PY
+}
+EGG_MODEL=mock-model run_egg optimize "${FAKE_FLAGS[@]}" --llm-spool "$SP" "$TASK"
+expect_rc 4 "a spool run waits for its seed"
+spool_answer "unused"
+EGG_MODEL=mock-model run_egg optimize "${FAKE_FLAGS[@]}" --llm-spool "$SP" "$TASK"
+expect_rc 4 "then for the mapping stage's plan"
+check "no unusable reply so far, and none said" bash -c "! grep -q 'could not be used' '$ERR'"
+spool_answer "The grid looks fine to me."
+EGG_MODEL=mock-model run_egg optimize "${FAKE_FLAGS[@]}" --llm-spool "$SP" "$TASK"
+expect_rc 4 "with the plan answered in prose, it waits again"
+expect_err "^egg: \\[mapping\\] the profile.mapping reply about seed1 could not be used: the reply holds no JSON object; asked once more, told what was wrong$" \
+	"the reply without JSON is said, not re-asked silently"
+check "the request that asks again is pending" python3 - "$SP" <<'PY'
+import glob, json, sys
+reqs = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/pending/*.json")]
+assert len(reqs) == 1 and reqs[0]["context"]["agent"] == "profile.mapping", reqs
+assert "the reply holds no JSON object" in reqs[0]["messages"][-1]["content"]
+PY
+
+finish

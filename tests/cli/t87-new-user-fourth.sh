@@ -3,6 +3,8 @@
 #  1. a reply that leaves out a required field is never read as a default: a
 #     tuning plan without "change" and a reply without JSON are malformed,
 #     asked once more (then discarded), each said in one line on stderr;
+#  2. the spool's waiting line names scripts/spool-render.py, and the first
+#     wait says how to ask for fewer requests;
 . "$(dirname "$0")/../lib.sh"
 
 export EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
@@ -51,9 +53,21 @@ PY
 }
 EGG_MODEL=mock-model run_egg optimize "${FAKE_FLAGS[@]}" --llm-spool "$SP" "$TASK"
 expect_rc 4 "a spool run waits for its seed"
+# --- 2. the waiting line names the script that renders a request, and the
+# first wait says how to ask for fewer requests
+render=$(sed -n 's/^egg: waiting: .* (as text: python3 \([^ ]*\) .* OUT); write each reply to .*/\1/p' "$ERR")
+check "the waiting line names scripts/spool-render.py by a path that runs" \
+	test "$render" = "$(realpath "$SRC/scripts/spool-render.py")"
+check "the waiting line is the last line" bash -c "tail -1 '$ERR' | grep -q '^egg: waiting: 1 request(s) await a reply in $SP/pending'"
+expect_err "^egg: each request is one model call, .*; to answer fewer by hand, ask for fewer: --no-multi-seed --no-refine --no-hw-tune .*--split --max-subgraphs 1$" \
+	"before any reply is written, one line says how to ask for fewer requests"
+python3 "$render" "$SP" "$TMP/rendered" >/dev/null
+check "the command it names renders the request" test "$(ls "$TMP/rendered" | wc -l)" -eq 1
 spool_answer "unused"
 EGG_MODEL=mock-model run_egg optimize "${FAKE_FLAGS[@]}" --llm-spool "$SP" "$TASK"
 expect_rc 4 "then for the mapping stage's plan"
+check "once a reply is written, the hint is not said again" bash -c "! grep -q 'ask for fewer' '$ERR'"
+check "the waiting line names the script again" grep -q "spool-render.py $SP OUT" "$ERR"
 check "no unusable reply so far, and none said" bash -c "! grep -q 'could not be used' '$ERR'"
 spool_answer "The grid looks fine to me."
 EGG_MODEL=mock-model run_egg optimize "${FAKE_FLAGS[@]}" --llm-spool "$SP" "$TASK"

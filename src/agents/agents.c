@@ -22,6 +22,7 @@ void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const st
 	to->cached_prompt_tokens += now->cached_prompt_tokens - then->cached_prompt_tokens;
 	to->reasoning_tokens += now->reasoning_tokens - then->reasoning_tokens;
 	to->cache_write_tokens += now->cache_write_tokens - then->cache_write_tokens;
+	to->spool_calls += now->spool_calls - then->spool_calls;
 	to->cost_usd += now->cost_usd - then->cost_usd;
 	to->cache_saved_usd += now->cache_saved_usd - then->cache_saved_usd;
 	to->llm_ms += now->llm_ms - then->llm_ms;
@@ -29,12 +30,12 @@ void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const st
 
 json_t *usage_json(const struct llm_usage *u)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "calls", (json_int_t)u->calls,
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "calls", (json_int_t)u->calls,
 			 "cached_calls", (json_int_t)u->cached_calls, "prompt_tokens", (json_int_t)u->prompt_tokens,
 			 "completion_tokens", (json_int_t)u->completion_tokens, "cached_prompt_tokens",
 			 (json_int_t)u->cached_prompt_tokens, "cache_write_tokens", (json_int_t)u->cache_write_tokens,
-			 "reasoning_tokens", (json_int_t)u->reasoning_tokens, "cost_usd", u->cost_usd, "cache_saved_usd",
-			 u->cache_saved_usd);
+			 "reasoning_tokens", (json_int_t)u->reasoning_tokens, "spool_calls", (json_int_t)u->spool_calls,
+			 "cost_usd", u->cost_usd, "cache_saved_usd", u->cache_saved_usd);
 }
 
 int agents_over_budget(struct agents *a, char *why, size_t why_len)
@@ -83,6 +84,8 @@ static void account(struct agents *a, const struct llm_result *res)
 		a->used.cache_saved_usd += res->cache_saved_usd;
 	if (res->cached)
 		a->used.cached_calls++;
+	if (res->spooled)
+		a->used.spool_calls++;
 	else
 		a->used.llm_ms += res->latency_ms;
 	if (a->run_budget) {

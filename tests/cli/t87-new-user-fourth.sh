@@ -5,6 +5,9 @@
 #     asked once more (then discarded), each said in one line on stderr;
 #  2. the spool's waiting line names scripts/spool-render.py, and the first
 #     wait says how to ask for fewer requests;
+#  5. egg optimize --llm-spool needs no --model (nor a key), egg doctor says a
+#     spool is set and that optimize will wait on it, and spool replies are
+#     not priced as the named model's (cost unknown, said so);
 . "$(dirname "$0")/../lib.sh"
 
 export EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
@@ -80,5 +83,36 @@ reqs = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/pending/*.json")]
 assert len(reqs) == 1 and reqs[0]["context"]["agent"] == "profile.mapping", reqs
 assert "the reply holds no JSON object" in reqs[0]["messages"][-1]["content"]
 PY
+
+# --- 5. a spool run needs no model, and its replies are not priced
+SP5=$TMP/spool5
+run_egg doctor --llm-spool "$SP5" --json
+check "doctor with a spool and no model or key: optimize and bench can run" test \
+	"$(json_get "$OUT" '(j["commands"]["optimize"], j["commands"]["bench"], j["missing"])')" = "(True, True, [])"
+check "and a note says the spool is set and optimize waits on it" test "$(json_get "$OUT" \
+	'[n for n in j["notes"] if n.startswith("a reply spool is set") and "wait there (exit 4)" in n and "not priced" in n] != []')" = True
+run_egg optimize "${FAKE_FLAGS[@]}" --no-hw-tune --llm-spool "$SP5" "$TASK"
+expect_rc 4 "egg optimize --llm-spool with no --model waits for its replies"
+check "its request names the model 'spool'" test "$(json_get "$(ls "$SP5"/pending/*.json)" 'j["model"]')" = spool
+SP5B=$TMP/spool5b
+export EGG_STORE=$TMP/store5
+EGG_MODEL=gpt-4.1 run_egg optimize "${FAKE_FLAGS[@]}" --no-hw-tune --llm-spool "$SP5B" "$TASK"
+python3 - "$SP5B" "$SRC/tests/pipeline/refined.py" <<'PY'
+import glob, json, sys
+spool, kernel = sys.argv[1:]
+for path in glob.glob(f"{spool}/pending/*.json"):
+    key = json.load(open(path))["key"]
+    json.dump({"content": "```python\n" + open(kernel).read() + "```\n",
+               "usage": {"prompt_tokens": 100000, "completion_tokens": 50000}},
+              open(f"{spool}/replies/{key}.json", "w"))
+PY
+EGG_MODEL=gpt-4.1 run_egg optimize "${FAKE_FLAGS[@]}" --no-hw-tune --llm-spool "$SP5B" "$TASK"
+expect_rc 0 "a spool run naming a priced model ends with the reply written for it"
+expect_err "^  llm: 1 call\(s\), 100000 prompt tokens, 50000 completion tokens, cost unknown \(every reply came from the spool: not priced\)$" \
+	"the reply is not priced as gpt-4.1's, and the usage line says the cost is unknown"
+check "the store records the reply with no cost" test "$(python3 -c "
+import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(\"SELECT COUNT(*), SUM(json_extract(data, '\$.cost_usd') IS NULL), \"
+      \"SUM(cost_usd) FROM llm_calls WHERE outcome = 'reply'\").fetchone())" "$EGG_STORE/egg.db")" = "(1, 1, 0.0)"
 
 finish

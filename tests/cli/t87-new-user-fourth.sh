@@ -8,6 +8,13 @@
 #  5. egg optimize --llm-spool needs no --model (nor a key), egg doctor says a
 #     spool is set and that optimize will wait on it, and spool replies are
 #     not priced as the named model's (cost unknown, said so);
+#  3+6. egg split's table and egg optimize --split's summary: one row per
+#     distinct task with how many subgraphs it stands for (twelve layers are
+#     not twelve rows, nor one pending path twelve times), names cut in the
+#     middle so that a layer's q, k, v and o read apart, each time labelled
+#     (inside the program, or the task alone), and a noisy time marked with
+#     a word, its share said to be rough (on a scripted plan: the noise
+#     itself is measured by the worker, tests/worker/test_noise.py).
 . "$(dirname "$0")/../lib.sh"
 
 export EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
@@ -114,5 +121,71 @@ check "the store records the reply with no cost" test "$(python3 -c "
 import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute(\"SELECT COUNT(*), SUM(json_extract(data, '\$.cost_usd') IS NULL), \"
       \"SUM(cost_usd) FROM llm_calls WHERE outcome = 'reply'\").fetchone())" "$EGG_STORE/egg.db")" = "(1, 1, 0.0)"
+
+# --- 3 and 6. one row per distinct task, names apart, noise said
+unset EGG_STORE; export EGG_STORE=$TMP/store36
+NET=$TMP/net; mkdir -p "$NET"
+cp "$SRC/tests/pipeline/network/network.py" "$NET/"
+python3 - "$NET" "$SRC/tests/pipeline/network/a.py" <<'PY'
+import json, shutil, sys
+net, part = sys.argv[1:]
+lay = {"dtype": "float32", "stride": [16, 1], "offset": 0}
+subs, prev = [], "x"
+def add(name, file, task, ms, noise=None):
+    global prev
+    shutil.copy(part, f"{net}/{file}")
+    out = file[:-3]
+    sg = {"name": name, "file": file, "source_file": file, "ops": ["linear"], "inputs": [prev], "outputs": [out],
+          "params": {}, "eager_ms": ms, "glue": False, "task": task, "input_shapes": [[4, 16]],
+          "input_layouts": [lay], "output_layouts": [lay], "notes": []}
+    if noise:
+        sg["noise"] = noise
+    subs.append(sg)
+    prev = out
+pre = "encoder.block.0.layer.0.layer_norm+encoder.block.0.layer.0.SelfAttention."
+for x in "qkvo":
+    add(pre + x, f"attn_{x}.py", f"attn_{x}.py", 0.1)
+for i in range(12):
+    add(f"h.{i}.mlp.c_fc+gelu", f"mlp_{i:02d}.py", "mlp_00.py", 0.0873 if i else 11.33,
+        "the 12 repeats of its task took 0.0873 to 11.3300 ms")
+whole = sum(s["eager_ms"] for s in subs)
+for s in subs:
+    s["share"] = s["eager_ms"] / whole
+    first = next(f for f in subs if f["file"] == s["task"])
+    first["occurrences"] = first.get("occurrences", 0) + 1
+    first["task_share"] = first.get("task_share", 0) + s["share"]
+json.dump({"plan_version": 2, "inputs": ["x"], "input_shapes": [[4, 16]], "input_dtypes": ["float32"],
+           "input_floating": [True], "output_tree": {"value": prev}, "subgraphs": subs, "blocks": [],
+           "measured_on": "cpu", "eager_ms": whole, "noisy": 12}, open(f"{net}/plan.json", "w"))
+PY
+export FAKEWORKER_SPLIT=$NET/plan.json
+run_egg split --device cuda --worker-cmd "$FAKE" "$NET/network.py" "$TMP/split36"
+expect_rc 0 "egg split of a scripted plan: four attention tasks, one MLP task in twelve layers"
+check "one row per distinct task: 5 rows for 16 subgraphs" \
+	test "$(grep -cE '^  [0-9]+ ' "$ERR")" -eq 5
+expect_err "^  5 +h\.0\.mlp\.c_fc\+gelu +x12 +[0-9.]+% +0\.0873 noisy  mlp_00\.py$" \
+	"the repeated task's row counts its twelve subgraphs, gives the median of their times and the word noisy"
+check "the q, k, v and o rows read apart, cut in the middle" python3 - "$ERR" <<'PY'
+import re, sys
+rows = [l for l in open(sys.argv[1]) if re.match(r"^  [1-4] ", l)]
+names = [l[6:6 + 48].strip() for l in rows]
+assert len(set(names)) == 4 and all("..." in n and n.endswith("SelfAttention." + x) for n, x in zip(names, "qkvo")), names
+PY
+expect_err "^  share: of the program's eager time, all of a task's occurrences together; eager ms: one occurrence inside the program's forward" \
+	"the times are labelled: inside the program, not the task alone"
+expect_err "^  noisy: 12 subgraph time\(s\) varied more than 2x .*: the shares are rough" "the shares are said to be rough"
+expect_err "^    row 5: the 12 repeats of its task took 0\.0873 to 11\.3300 ms$" "with the noisy row's spread"
+
+run_egg optimize --split --min-share 0 --device cuda --worker-cmd "$FAKE" --no-profile --seeds 1 --no-refine \
+	--no-hw-tune --llm-spool "$TMP/spool36" "$NET/network.py"
+expect_rc 4 "egg optimize --split of the scripted plan waits for its replies"
+check "its summary has one row per distinct task, none per repeat" \
+	test "$(grep -cE '^  (h\.[0-9]+\.mlp|encoder\.)' "$ERR")" -eq 5
+expect_err "^  h\.0\.mlp\.c_fc\+gelu +x12 .* waiting \(noisy share\): " \
+	"the twelve waiting occurrences are one row, marked noisy, their pending path said once"
+check "the pending path is said once, not twelve times" test "$(grep -c 'mlp_00' "$ERR")" -le 2
+expect_err "^  subgraph +times +share +eager ms +alone ms +kernel ms +vs alone" \
+	"the summary's times are labelled: in the program, the task alone, and the speedup over it alone"
+unset FAKEWORKER_SPLIT
 
 finish

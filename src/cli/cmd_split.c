@@ -221,7 +221,7 @@ int cmd_split(const struct command *self, int argc, char **argv)
 	dir_was_there = fs_exists(ctx.args.v[1]);
 	/* A model, or a program in another mode or dtype: the program egg
 	 * writes for it, in DIR beside the parts. */
-	if (model_flags_program(&mf, ctx.args.v[0], ctx.args.v[1], ctx.cfg.store, &written) < 0) {
+	if (model_flags_program(&mf, ctx.args.v[0], ctx.args.v[1], &ctx.cfg, &written) < 0) {
 		code = err_report();
 		goto out;
 	}

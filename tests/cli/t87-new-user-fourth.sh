@@ -14,7 +14,11 @@
 #     middle so that a layer's q, k, v and o read apart, each time labelled
 #     (inside the program, or the task alone), and a noisy time marked with
 #     a word, its share said to be rough (on a scripted plan: the noise
-#     itself is measured by the worker, tests/worker/test_noise.py).
+#     itself is measured by the worker, tests/worker/test_noise.py);
+#  7. a typo in a model spec's FILE.py:NAME (or --inputs FILE.py:FN) is one
+#     line before any worker starts, with the nearest name; the -o file is
+#     named in the last line; the composed drop-in run on the CPU without
+#     TRITON_INTERPRET=1 says so in one line, not Triton's "0 active drivers".
 . "$(dirname "$0")/../lib.sh"
 
 export EGG_API_KEY=sk-test EGG_LLM_RETRY_BASE_MS=10
@@ -187,5 +191,69 @@ check "the pending path is said once, not twelve times" test "$(grep -c 'mlp_00'
 expect_err "^  subgraph +times +share +eager ms +alone ms +kernel ms +vs alone" \
 	"the summary's times are labelled: in the program, the task alone, and the speedup over it alone"
 unset FAKEWORKER_SPLIT
+
+# --- 7. a typo'd callable before the worker; -o named; the drop-in's driver
+cat >"$TMP/net7.py" <<'PY'
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+def example_inputs():
+    return [torch.randn(2, 3)]
+PY
+JOBS7=$TMP/jobs7
+for cmd in split optimize; do
+	args=("$TMP/net7.py:Nett" --inputs 2x3); [ $cmd = split ] && args+=("$TMP/split7")
+	[ $cmd = optimize ] && args+=(--split)
+	FAKEWORKER_JOBS=$JOBS7 run_egg $cmd --device cuda --worker-cmd "$FAKE" "${args[@]}"
+	expect_rc 2 "egg $cmd of a model spec whose callable is mistyped"
+	check "in one line naming the file, the name and the nearest one" test "$(wc -l <"$ERR")" -eq 1 -a \
+		"$(grep -c "^egg: error: the model '$TMP/net7.py:Nett': '$TMP/net7.py' has no top-level 'Nett'; did you mean 'Net'?$" "$ERR")" -eq 1
+	check "before any worker started" test ! -e "$JOBS7"
+done
+FAKEWORKER_JOBS=$JOBS7 run_egg split --device cuda --worker-cmd "$FAKE" "$TMP/net7.py:Net" --inputs "$TMP/net7.py:example_input" "$TMP/split7"
+expect_rc 2 "a mistyped --inputs function is refused the same way"
+expect_err "^egg: error: --inputs '$TMP/net7.py:example_input': '$TMP/net7.py' has no top-level 'example_input'; did you mean 'example_inputs'\?$" \
+	"naming it"
+printf 'import torch\nclass Net(torch.nn.Module:\n    pass\n' >"$TMP/broken7.py"
+FAKEWORKER_JOBS=$JOBS7 run_egg split --device cuda --worker-cmd "$FAKE" "$TMP/broken7.py:Net" --inputs 2x3 "$TMP/split7"
+expect_rc 2 "a model file that does not parse is refused up front"
+expect_err "^egg: error: the model '$TMP/broken7.py:Net': '$TMP/broken7.py' cannot be parsed: line 2: " "with the line"
+check "and no worker started for any of them" test ! -e "$JOBS7"
+printf 'from torch.nn import *\n' >"$TMP/star7.py"
+FAKEWORKER_JOBS=$JOBS7 run_egg split --device cuda --worker-cmd "$FAKE" "$TMP/star7.py:Linear" --inputs 2x3 "$TMP/split7"
+check "a name a star import may define is left to the worker (it starts)" test -e "$JOBS7"
+
+start_mock "$SRC/tests/pipeline/minimal.json"
+EGG_MODEL=mock-model run_egg optimize --device cuda --worker-cmd "$FAKE" --seeds 1 --no-refine --no-hw-tune \
+	-o "$TMP/fast7.py" "$TASK"
+expect_rc 0 "egg optimize -o finds a kernel"
+check "the -o file is named in the last line on stderr" \
+	bash -c "tail -1 '$ERR' | grep -qx \"egg: the kernel is written to '$TMP/fast7.py'\""
+check "and is on stdout" test "$(cat "$OUT")" = "$TMP/fast7.py"
+stop_mock
+
+P=$SRC/tests/tasks/programs
+run_egg split --device cpu --no-measure "$P/repeated_blocks.py" "$TMP/rb7"
+up=$(json_get "$TMP/rb7/plan.json" 'next(s["task"] for s in j["subgraphs"] if s["name"].endswith("up+act"))')
+cp "$P/repeated_blocks_up_kernel.py" "$TMP/rb7/${up%.py}.kernel.py"
+run_egg compose "$P/repeated_blocks.py" "$TMP/rb7" -o "$TMP/rb7_dropin.py" --keep-torch
+expect_rc 0 "a drop-in composed with a kernel checked on the CPU"
+cat >"$TMP/user7.py" <<'PY'
+import importlib.util, sys
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+prog, drop = load(sys.argv[1], "prog"), load(sys.argv[2], "dropin")
+print(tuple(drop.ModelNew(*prog.get_init_inputs())(*prog.get_inputs()).shape))
+PY
+env -u TRITON_INTERPRET python3 "$TMP/user7.py" "$P/repeated_blocks.py" "$TMP/rb7_dropin.py" >"$OUT" 2>"$ERR"
+check "run on the CPU without TRITON_INTERPRET=1, the drop-in fails in one line saying to set it" bash -c \
+	"tail -1 '$ERR' | grep -q \"^RuntimeError: egg drop-in: Triton has no active GPU driver to run the kernel of blocks.0.up+act on cpu: on the CPU set TRITON_INTERPRET=1\""
+check "not with Triton's bare words" bash -c "! grep -q '0 active drivers' '$ERR'"
+TRITON_INTERPRET=1 python3 "$TMP/user7.py" "$P/repeated_blocks.py" "$TMP/rb7_dropin.py" >"$OUT" 2>"$ERR"
+check "with it, the drop-in runs" test "$(cat "$OUT")" = "(4, 3)"
 
 finish

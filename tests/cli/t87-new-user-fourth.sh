@@ -5,6 +5,9 @@
 #     asked once more (then discarded), each said in one line on stderr;
 #  2. the spool's waiting line names scripts/spool-render.py, and the first
 #     wait says how to ask for fewer requests;
+#  4. a model spec whose import fails as torchvision's does with a torch it
+#     was not built for ("operator torchvision::nms does not exist") is one
+#     line naming the torchvision build to install for the installed torch;
 #  5. egg optimize --llm-spool needs no --model (nor a key), egg doctor says a
 #     spool is set and that optimize will wait on it, and spool replies are
 #     not priced as the named model's (cost unknown, said so);
@@ -94,6 +97,25 @@ reqs = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/pending/*.json")]
 assert len(reqs) == 1 and reqs[0]["context"]["agent"] == "profile.mapping", reqs
 assert "the reply holds no JSON object" in reqs[0]["messages"][-1]["content"]
 PY
+
+# --- 4. torchvision built for another torch: what to install, in one line.
+# The model's file fails on import as `import torchvision` does with the
+# CPU torch and PyPI's wheel (that torchvision is not installed here).
+cat >"$TMP/vision4.py" <<'PY'
+import torch
+raise RuntimeError("operator torchvision::nms does not exist")
+def resnet():
+    return torch.nn.Identity()
+PY
+want=$(python3 -c '
+import torch
+v = torch.__version__; base, _, local = v.partition("+"); minor = int(base.split(".")[1])
+print(f"pip install \x27torchvision==0.{minor + 15}.*\x27" + (f" --index-url https://download.pytorch.org/whl/{local}" if local else ""))')
+run_egg split --device cpu --no-measure "$TMP/vision4.py:resnet" --inputs 2x3 "$TMP/split4"
+expect_rc 2 "a model whose torchvision import fails is the user's input (exit 2)"
+check "one line names the torchvision build to install for this torch ($want)" test \
+	"$(grep -c "^egg: error: cannot split '.*vision4.py:resnet': the program does not build: ImportError: torchvision does not import with torch [^ ]* (torchvision::nms does not exist: it was built for another torch); install the build for this torch: $want$" "$ERR")" -eq 1
+check "and no traceback" bash -c "! grep -q 'Traceback' '$ERR'"
 
 # --- 5. a spool run needs no model, and its replies are not priced
 SP5=$TMP/spool5

@@ -20,8 +20,8 @@
  * width, cut in the middle beyond it (fmt_middle). */
 #define NAME_W 48
 
-/* The row of the table that shows subgraph `k`'s task (1-based), or 0 for
- * glue; `rows` holds one per subgraph. */
+/* Fills rows[i] (one per subgraph) with the table's row that shows
+ * subgraph i's task, from 1 in the order tasks first occur; 0 for glue. */
 static void task_rows(const json_t *sgs, int *rows)
 {
 	const json_t *sg, *other;
@@ -42,35 +42,28 @@ static void task_rows(const json_t *sgs, int *rows)
 	}
 }
 
-/* The median of the in-program eager times of `task`'s occurrences; NAN
- * when none was measured. */
-static double each_ms(const json_t *sgs, const char *task);
-
-/* each_ms as the table writes it into `out` (16 bytes): "0.1234", or "-". */
-static void ms_of_each(const json_t *sgs, const char *task, char *out)
+static int cmp_double(const void *a, const void *b)
 {
-	double ms = each_ms(sgs, task);
-	if (isnan(ms))
-		snprintf(out, 16, "-");
-	else
-		snprintf(out, 16, "%.4f", ms);
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
 }
 
-static double each_ms(const json_t *sgs, const char *task)
+/* The median of the in-program eager times of `task`'s occurrences into
+ * `out` (16 bytes): "0.1234", or "-" when none was measured. */
+static void ms_of_each(const json_t *sgs, const char *task, char *out)
 {
-	double ms[512];
+	double *ms = xcalloc(json_array_size(sgs) + 1, sizeof(double));
 	size_t n = 0, i;
 	const json_t *sg;
 	json_array_foreach(sgs, i, sg)
-		if (n < 512 && !strcmp(program_task_of(sg) ?: "", task) && json_is_number(json_object_get(sg, "eager_ms")))
+		if (!strcmp(program_task_of(sg) ?: "", task) && json_is_number(json_object_get(sg, "eager_ms")))
 			ms[n++] = json_number_value(json_object_get(sg, "eager_ms"));
-	for (size_t a = 1; a < n; a++)
-		for (size_t b = a; b > 0 && ms[b - 1] > ms[b]; b--) {
-			double t = ms[b];
-			ms[b] = ms[b - 1];
-			ms[b - 1] = t;
-		}
-	return n ? ms[n / 2] : NAN;
+	qsort(ms, n, sizeof(double), cmp_double);
+	if (n)
+		snprintf(out, 16, "%.4f", ms[n / 2]);
+	else
+		snprintf(out, 16, "-");
+	free(ms);
 }
 
 /* Why `task`'s time is noisy (its first noisy occurrence's words), or NULL. */
@@ -97,7 +90,7 @@ static void print_blocks(FILE *f, const json_t *plan, const int *rows)
 		   "them on chip):\n");
 	json_array_foreach(json_object_get(plan, "blocks"), i, b) {
 		const char *file = json_string_value(json_object_get(b, "file")) ?: "?", *task = program_task_of(b) ?: file;
-		char sh[16] = "-", ms[16] = "-", times[16], name[NAME_W + 1];
+		char sh[16] = "-", ms[16], times[16], name[NAME_W + 1];
 		struct buf spans = BUF_INIT;
 		int last = 0;
 		/* A block that repeats another is that one's task: one row. */

@@ -82,6 +82,8 @@ install: $(BUILD)/egg
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/egg/worker
 	install -m 0755 $(BUILD)/egg $(DESTDIR)$(PREFIX)/bin/egg
 	install -m 0644 worker/*.py $(DESTDIR)$(PREFIX)/share/egg/worker/
+	install -d $(DESTDIR)$(PREFIX)/share/egg/scripts
+	install -m 0755 scripts/spool-render.py $(DESTDIR)$(PREFIX)/share/egg/scripts/
 	for d in $(WORKER_PKGS); do \
 		install -d $(DESTDIR)$(PREFIX)/share/egg/worker/$$d && \
 		install -m 0644 worker/$$d/*.py $(DESTDIR)$(PREFIX)/share/egg/worker/$$d/ || exit 1; \

@@ -115,7 +115,7 @@ class ModelNew(nn.Module):
         return out
 '''
 
-analysis = json.dumps({"worth_optimizing": "yes", "bottleneck": "memory bandwidth: one read and one write per element",
+analysis = json.dumps({"worth_optimizing": "yes", "change": "yes", "bottleneck": "memory bandwidth: one read and one write per element",
                        "modification_plan": "try another block size and warp count"})
 # Code agents see the task (marker); the tuning stages' profile agents see
 # only the kernel (kmark).

@@ -22,6 +22,7 @@ void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const st
 	to->cached_prompt_tokens += now->cached_prompt_tokens - then->cached_prompt_tokens;
 	to->reasoning_tokens += now->reasoning_tokens - then->reasoning_tokens;
 	to->cache_write_tokens += now->cache_write_tokens - then->cache_write_tokens;
+	to->spool_calls += now->spool_calls - then->spool_calls;
 	to->cost_usd += now->cost_usd - then->cost_usd;
 	to->cache_saved_usd += now->cache_saved_usd - then->cache_saved_usd;
 	to->llm_ms += now->llm_ms - then->llm_ms;
@@ -29,12 +30,12 @@ void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const st
 
 json_t *usage_json(const struct llm_usage *u)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "calls", (json_int_t)u->calls,
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "calls", (json_int_t)u->calls,
 			 "cached_calls", (json_int_t)u->cached_calls, "prompt_tokens", (json_int_t)u->prompt_tokens,
 			 "completion_tokens", (json_int_t)u->completion_tokens, "cached_prompt_tokens",
 			 (json_int_t)u->cached_prompt_tokens, "cache_write_tokens", (json_int_t)u->cache_write_tokens,
-			 "reasoning_tokens", (json_int_t)u->reasoning_tokens, "cost_usd", u->cost_usd, "cache_saved_usd",
-			 u->cache_saved_usd);
+			 "reasoning_tokens", (json_int_t)u->reasoning_tokens, "spool_calls", (json_int_t)u->spool_calls,
+			 "cost_usd", u->cost_usd, "cache_saved_usd", u->cache_saved_usd);
 }
 
 int agents_over_budget(struct agents *a, char *why, size_t why_len)
@@ -83,6 +84,8 @@ static void account(struct agents *a, const struct llm_result *res)
 		a->used.cache_saved_usd += res->cache_saved_usd;
 	if (res->cached)
 		a->used.cached_calls++;
+	if (res->spooled)
+		a->used.spool_calls++;
 	else
 		a->used.llm_ms += res->latency_ms;
 	if (a->run_budget) {
@@ -234,6 +237,25 @@ static void retry_note(struct buf *user, const char *first_user, const char *why
 		 code ? "one complete Python file in a single ```python block" : "one JSON object with the fields named above");
 }
 
+/* One line on the terminal (agents.on_note) for a reply that could not be
+ * used: what was wrong with it and what egg does. `next`: 0 discarded, 1
+ * asked again with the reason, 2 asked again with room for a longer reply. */
+static void note_malformed(struct agents *a, enum prompt_id id, const char *stage, const char *candidate,
+			   const char *why, int next)
+{
+	static const char *const done[] = {
+		"discarded, the current best kept",
+		"asked once more, told what was wrong",
+		"asked once more with room for a longer reply",
+	};
+	char text[512];
+	if (!a->on_note)
+		return;
+	snprintf(text, sizeof(text), "the %s reply%s%s could not be used: %s; %s", prompt_templates[id].name,
+		 candidate ? " about " : "", candidate ? candidate : "", why, done[next]);
+	a->on_note(a->note_ctx, stage, text);
+}
+
 /* Shared loop: ask, parse with `parse`, one retry on a malformed reply. */
 static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, const char *stage,
 		 const char *candidate, enum agent_outcome *outcome, int code, enum reply_schema schema)
@@ -286,6 +308,7 @@ static void *ask(struct agents *a, enum prompt_id id, struct prompt_vars *v, con
 			recorder_decision(a->rec, d);
 			json_decref(d);
 		}
+		note_malformed(a, id, stage, candidate, why, attempt == 0 ? was_cut && max_tokens ? 2 : 1 : 0);
 		if (!was_cut || !max_tokens)
 			retry_note(&user, buf_str(&first), why, code);
 		else {

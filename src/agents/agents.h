@@ -28,6 +28,7 @@ struct llm_usage {
 	long prompt_tokens, completion_tokens;
 	long cached_prompt_tokens, reasoning_tokens;	/* parts of prompt_tokens, completion_tokens */
 	long cache_write_tokens;	/* of prompt_tokens, written to the provider's prompt cache */
+	long spool_calls;	/* of calls, replies read from the spool: not priced (cost unknown) */
 	double cost_usd;
 	double cache_saved_usd;		/* what the prompt cache saved (llm_price) */
 	double llm_ms;		/* waiting for replies that were not cached (summed over calls) */
@@ -38,7 +39,7 @@ long usage_tokens(const struct llm_usage *u);
 /* Adds to `to` what `now` used since `then` (a branch's calls, joined back). */
 void usage_add_since(struct llm_usage *to, const struct llm_usage *now, const struct llm_usage *then);
 /* {"calls", "cached_calls", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
- * "cache_write_tokens", "reasoning_tokens", "cost_usd", "cache_saved_usd"}: a task summary's
+ * "cache_write_tokens", "reasoning_tokens", "spool_calls", "cost_usd", "cache_saved_usd"}: a task summary's
  * "usage". Owned. */
 json_t *usage_json(const struct llm_usage *u);
 
@@ -57,6 +58,11 @@ struct agents {
 	 * display), or NULL: every count of LLM usage starts in agents.c. */
 	void (*on_usage)(void *ctx, long tokens, double cost_usd);
 	void *usage_ctx;
+	/* Told, in one line for the terminal, each reply that could not be
+	 * used (what was missing or wrong, and whether egg asks again or
+	 * discards it), or NULL. */
+	void (*on_note)(void *ctx, const char *stage, const char *text);
+	void *note_ctx;
 	char waiting_key[65];	/* the spooled request awaited (AGENT_WAITING), or "" */
 };
 

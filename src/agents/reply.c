@@ -161,7 +161,7 @@ json_t *reply_extract_json(const char *text, enum reply_schema schema, char *why
 {
 	static const char *const fields[][4] = {
 		[SCHEMA_PROFILE_REFINE] = { "worth_optimizing", "bottleneck", "modification_plan", NULL },
-		[SCHEMA_PROFILE_TUNE] = { "bottleneck", "modification_plan", NULL },
+		[SCHEMA_PROFILE_TUNE] = { "change", "bottleneck", "modification_plan", NULL },
 		[SCHEMA_DEBUG] = { "critical_issue", "modification_plan", NULL },
 	};
 	json_t *o = first_object(text, why, why_len), *out;
@@ -183,18 +183,13 @@ json_t *reply_extract_json(const char *text, enum reply_schema schema, char *why
 		json_object_set(out, f, v);
 	}
 	if (schema == SCHEMA_PROFILE_REFINE || schema == SCHEMA_PROFILE_TUNE) {
-		/* worth_optimizing (refinement) or change (tuning, optional:
-		 * absent means yes): "yes" or "no", in any case. */
+		/* worth_optimizing (refinement) or change (tuning): "yes" or
+		 * "no", in any case. Both are required: a reply without one is
+		 * malformed, never read as a default. */
 		const char *key = schema == SCHEMA_PROFILE_REFINE ? "worth_optimizing" : "change";
 		char w[8];
 		const char *s = json_string_value(json_object_get(o, key));
 		size_t k = 0;
-		if (!s && schema == SCHEMA_PROFILE_TUNE && !json_object_get(o, key))
-			s = "yes";
-		if (!s) {
-			snprintf(why, why_len, "'%s' in the JSON reply is not a string", key);
-			goto bad;
-		}
 		for (; s[k] && k < sizeof(w) - 1; k++)
 			w[k] = (char)tolower((unsigned char)s[k]);
 		w[k] = '\0';

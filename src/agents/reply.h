@@ -19,15 +19,16 @@ char *reply_extract_code(const char *text, char *why, size_t why_len);
 /* The JSON shapes agents answer with (docs/method.md). */
 enum reply_schema {
 	SCHEMA_PROFILE_REFINE,	/* worth_optimizing ("yes"|"no"), bottleneck, modification_plan */
-	SCHEMA_PROFILE_TUNE,	/* bottleneck, modification_plan */
+	SCHEMA_PROFILE_TUNE,	/* change ("yes"|"no"), bottleneck, modification_plan */
 	SCHEMA_DEBUG,		/* critical_issue, modification_plan */
 };
 
 /*
  * Extracts one JSON object from an agent's reply (a ```json block, a bare
  * object, or an object embedded in prose) and checks it against `schema`:
- * every field present and a string, worth_optimizing "yes" or "no". Extra
- * fields are dropped. Returns a new object, or NULL with `why` set.
+ * every field present and a non-empty string (a missing one is never read
+ * as a default), worth_optimizing and change "yes" or "no". Extra fields
+ * are dropped. Returns a new object, or NULL with `why` set.
  */
 json_t *reply_extract_json(const char *text, enum reply_schema schema, char *why, size_t why_len);
 

@@ -250,8 +250,15 @@ static json_t *collect_report(const struct config *cfg, const char *kind, const 
 	}
 	if (!cfg->model || !*cfg->model)
 		json_array_append_new(missing_llm, json_string("LLM model (set --model, EGG_MODEL or the config file)"));
-	if (!cfg->api_key && !llm_url_is_local(cfg->base_url))
+	/* A spool run uses no network: it needs no key, and names a model only
+	 * if the user does (config.h: CONFIG_SPOOL_MODEL). */
+	if (!cfg->llm_spool && !cfg->api_key && !llm_url_is_local(cfg->base_url))
 		json_array_append_new(missing_llm, json_string("API key (set EGG_API_KEY)"));
+	if (cfg->llm_spool)
+		json_array_append_new(notes, json_sprintf("a reply spool is set ('%s'): optimize and bench use no network, "
+							  "write each request to %s/pending and wait there (exit 4) "
+							  "until its reply is in %s/replies; its replies are not priced",
+							  cfg->llm_spool, cfg->llm_spool, cfg->llm_spool));
 	if (!quiet)
 		fprintf(stderr, "egg: probing the worker's Python%s (imports torch; may take a while)...\n",
 			cfg->slurm ? " in a Slurm step" : "");

@@ -100,6 +100,17 @@ static int copy_kernel(json_t *result, const char *key, const char *out)
 	return rc;
 }
 
+/* The -o file, named in the last line on stderr (the path alone goes to
+ * stdout), and how to run it on the CPU, where Triton finds no driver
+ * unless its interpreter is on. */
+static void say_written(const struct cmd_ctx *ctx, const char *what, const char *output)
+{
+	if (!output)
+		return;
+	fprintf(stderr, "egg: %s is written to '%s'%s\n", what, output,
+		!strcmp(ctx->kind, "cpu") ? " (on the CPU, run it with TRITON_INTERPRET=1: Triton's interpreter)" : "");
+}
+
 /* The exit code of a one-task run (outcome.h), with its one line on
  * stderr; a budget that ended the search early is said too. */
 static int task_exit(struct cmd_ctx *ctx, const struct run *run)
@@ -195,6 +206,7 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 				json_string_value(json_object_get(prog, "composed")) ?: "?");
 			code = err_report();
 		} else if (code == EXIT_DONE && !ctx->json) {
+			say_written(ctx, "the drop-in", output);
 			printf("%s\n", json_string_value(json_object_get(prog, "composed")));
 		}
 		free(subject);
@@ -289,8 +301,10 @@ static int optimize_task(struct cmd_ctx *ctx, struct run_opts *ro, const struct 
 	code = task_exit(ctx, run);
 	if (ctx->json)
 		cmd_print_json(json_incref(result));
-	else if (code == EXIT_DONE)
+	else if (code == EXIT_DONE) {
+		say_written(ctx, "the kernel", a->output);
 		printf("%s\n", json_string_value(json_object_get(result, "final_kernel")));
+	}
 out:
 	run_close(run);
 	strvec_clear(&paths);
@@ -369,7 +383,7 @@ int cmd_optimize(const struct command *self, int argc, char **argv)
 	}
 	/* A model, or a program in another mode or dtype: the program egg
 	 * writes for it under the store (the same spec, the same file). */
-	if (model_flags_program(&mf, ctx.args.v[0], NULL, ctx.cfg.store, &written) < 0) {
+	if (model_flags_program(&mf, ctx.args.v[0], NULL, &ctx.cfg, &written) < 0) {
 		code = err_report();
 		goto out;
 	}

@@ -7,6 +7,7 @@
 
 #include "../program/model.h"
 #include "../program/program.h"
+#include "../report/format.h"
 #include "../store/store.h"
 #include "../util/beat.h"
 #include "../util/buf.h"
@@ -15,74 +16,177 @@
 #include "cli.h"
 #include "flags.h"
 
-/* The coarser cut the plan offers: each residual block, the subgraphs it
- * spans (their numbers in the table) and its task. */
-static void print_blocks(FILE *f, const json_t *plan)
+/* The subgraphs' table shows one row per distinct task; names up to this
+ * width, cut in the middle beyond it (fmt_middle). */
+#define NAME_W 48
+
+/* Fills rows[i] (one per subgraph) with the table's row that shows
+ * subgraph i's task, from 1 in the order tasks first occur; 0 for glue. */
+static void task_rows(const json_t *sgs, int *rows)
 {
-	const json_t *b, *sgs = json_object_get(plan, "subgraphs");
+	const json_t *sg, *other;
+	size_t i, j;
+	int next = 0;
+	json_array_foreach(sgs, i, sg) {
+		const char *task = program_task_of(sg) ?: "";
+		rows[i] = 0;
+		if (json_is_true(json_object_get(sg, "glue")))
+			continue;
+		json_array_foreach(sgs, j, other)
+			if (j < i && rows[j] && !strcmp(program_task_of(other) ?: "", task)) {
+				rows[i] = rows[j];
+				break;
+			}
+		if (!rows[i])
+			rows[i] = ++next;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of the in-program eager times of `task`'s occurrences into
+ * `out` (16 bytes): "0.1234", or "-" when none was measured. */
+static void ms_of_each(const json_t *sgs, const char *task, char *out)
+{
+	double *ms = xcalloc(json_array_size(sgs) + 1, sizeof(double));
+	size_t n = 0, i;
+	const json_t *sg;
+	json_array_foreach(sgs, i, sg)
+		if (!strcmp(program_task_of(sg) ?: "", task) && json_is_number(json_object_get(sg, "eager_ms")))
+			ms[n++] = json_number_value(json_object_get(sg, "eager_ms"));
+	qsort(ms, n, sizeof(double), cmp_double);
+	if (n)
+		snprintf(out, 16, "%.4f", ms[n / 2]);
+	else
+		snprintf(out, 16, "-");
+	free(ms);
+}
+
+/* Why `task`'s time is noisy (its first noisy occurrence's words), or NULL. */
+static const char *task_noise(const json_t *sgs, const char *task)
+{
+	const json_t *sg;
 	size_t i;
+	json_array_foreach(sgs, i, sg)
+		if (!strcmp(program_task_of(sg) ?: "", task) && json_is_string(json_object_get(sg, "noise")))
+			return json_string_value(json_object_get(sg, "noise"));
+	return NULL;
+}
+
+/* The coarser cut the plan offers: each residual block, the table's rows
+ * its subgraphs' tasks are, and its task. */
+static void print_blocks(FILE *f, const json_t *plan, const int *rows)
+{
+	const json_t *b, *k;
+	size_t i, j;
+	int shown = 0;
 	if (!json_array_size(json_object_get(plan, "blocks")))
 		return;
 	fprintf(f, "  blocks: a coarser cut, several subgraphs as one task (a kernel may keep what crosses between "
 		   "them on chip):\n");
 	json_array_foreach(json_object_get(plan, "blocks"), i, b) {
-		const json_t *r = json_object_get(b, "replaces");
 		const char *file = json_string_value(json_object_get(b, "file")) ?: "?", *task = program_task_of(b) ?: file;
-		json_int_t first = json_integer_value(json_array_get(r, 0));
-		json_int_t last = json_integer_value(json_array_get(r, json_array_size(r) - 1));
-		int a = 0, z = 0;
-		/* The table numbers compute subgraphs only (glue has none). */
-		for (json_int_t k = 0; k <= last && k < (json_int_t)json_array_size(sgs); k++) {
-			int compute = !json_is_true(json_object_get(json_array_get(sgs, (size_t)k), "glue"));
-			z += compute;
-			a += compute && k < first;
-		}
-		char sh[16] = "-", ms[16] = "-";
-		if (json_is_number(json_object_get(b, "share")))
-			snprintf(sh, sizeof(sh), "%.1f%%", 100 * json_number_value(json_object_get(b, "share")));
-		if (json_is_number(json_object_get(b, "eager_ms")))
-			snprintf(ms, sizeof(ms), "%.4f", json_number_value(json_object_get(b, "eager_ms")));
-		fprintf(f, "  B%-2zu %-44.44s %7s %10s  %s", i + 1, json_string_value(json_object_get(b, "name")) ?: "?", sh,
-			ms, file);
+		char sh[16] = "-", ms[16], times[16], name[NAME_W + 1];
+		struct buf spans = BUF_INIT;
+		int last = 0;
+		/* A block that repeats another is that one's task: one row. */
 		if (strcmp(task, file))
-			fprintf(f, " (as %s)", task);
-		fprintf(f, ": subgraphs %d-%d, %lld anchors\n", a + 1, z,
+			continue;
+		if (json_is_number(json_object_get(b, "task_share")))
+			snprintf(sh, sizeof(sh), "%.1f%%", 100 * json_number_value(json_object_get(b, "task_share")));
+		ms_of_each(json_object_get(plan, "blocks"), task, ms);
+		snprintf(times, sizeof(times), "x%lld", (long long)json_integer_value(json_object_get(b, "occurrences")));
+		/* The rows of its subgraphs' tasks, each once, in its order. */
+		json_array_foreach(json_object_get(b, "replaces"), j, k) {
+			json_int_t at = json_integer_value(k);
+			int row = at >= 0 && at < (json_int_t)json_array_size(json_object_get(plan, "subgraphs")) ? rows[at] : 0;
+			if (row && row != last)
+				buf_addf(&spans, "%s%d", spans.len ? ", " : "", row);
+			last = row ? row : last;
+		}
+		fprintf(f, "  B%-2d %-*s %5s %7s %10s %-5s  %s: the subgraphs of rows %s, %lld anchors\n", ++shown, NAME_W,
+			fmt_middle(json_string_value(json_object_get(b, "name")) ?: "?", NAME_W, name, sizeof(name)), times, sh,
+			ms, task_noise(json_object_get(plan, "blocks"), task) ? "noisy" : "", file, buf_str(&spans),
 			json_integer_value(json_object_get(b, "anchors")));
+		buf_release(&spans);
+	}
+}
+
+/* What the times are, and how rough: the shares are measured inside the
+ * program; a task alone is timed apart. A noisy share is said to be so,
+ * each with its spread. */
+static void print_legend(FILE *f, const json_t *plan, const int *rows)
+{
+	const json_t *sg, *sgs = json_object_get(plan, "subgraphs");
+	size_t i;
+	long noisy = (long)json_integer_value(json_object_get(plan, "noisy"));
+	int shown = 0;
+	if (!json_is_string(json_object_get(plan, "measured_on")))
+		return;
+	fprintf(f, "  share: of the program's eager time, all of a task's occurrences together; eager ms: one "
+		   "occurrence inside the program's forward (the median of its occurrences). A task alone (egg eval, "
+		   "egg optimize) is timed apart, with fresh inputs and a flushed cache, and may read otherwise\n");
+	if (!noisy)
+		return;
+	fprintf(f, "  noisy: %ld subgraph time(s) varied more than 2x between rounds or between repeats of one task "
+		   "(a busy or shared machine): the shares are rough, and choosing parts by share may miss the "
+		   "largest; split again on an idle machine\n", noisy);
+	json_array_foreach(sgs, i, sg) {
+		const char *noise;
+		if (!rows[i] || rows[i] <= shown)
+			continue;
+		shown = rows[i];
+		if ((noise = task_noise(sgs, program_task_of(sg) ?: "")))
+			fprintf(f, "    row %d: %s\n", rows[i], noise);
 	}
 }
 
 static void print_plan(FILE *f, const char *task, const char *dir, const json_t *plan)
 {
-	const json_t *sg;
-	size_t i;
-	int k = 0, distinct = 0;
+	const json_t *sg, *sgs = json_object_get(plan, "subgraphs");
+	size_t i, n = json_array_size(sgs);
+	int distinct = 0, glue = 0, shown = 0, *rows = xcalloc(n ? n : 1, sizeof(int));
 	const char *on = json_string_value(json_object_get(plan, "measured_on"));
-	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg)
+	long noisy = (long)json_integer_value(json_object_get(plan, "noisy"));
+	task_rows(sgs, rows);
+	json_array_foreach(sgs, i, sg) {
 		distinct += json_integer_value(json_object_get(sg, "occurrences")) > 0;
-	fprintf(f, "egg: %s in %zu subgraph(s), %d distinct task(s), written to %s%s%s%s\n", task,
-		json_array_size(json_object_get(plan, "subgraphs")), distinct, dir,
-		on ? " (shares of the eager time measured on " : "", on ? on : "", on ? ")" : "");
-	fprintf(f, "  %-3s %-44s %7s %10s  %s\n", "#", "subgraph", "share", "eager ms", "file (task)");
-	json_array_foreach(json_object_get(plan, "subgraphs"), i, sg) {
-		int glue = json_is_true(json_object_get(sg, "glue"));
-		const char *file = json_string_value(json_object_get(sg, "file")) ?: "?", *task_file = program_task_of(sg) ?: file;
-		const json_t *share = json_object_get(sg, "share"), *ms = json_object_get(sg, "eager_ms");
-		char s[16] = "-", m[16] = "-", n[16] = "-";
+		glue += json_is_true(json_object_get(sg, "glue"));
+	}
+	fprintf(f, "egg: %s in %zu subgraph(s), %d distinct task(s), written to %s", task, n, distinct, dir);
+	if (on)
+		fprintf(f, " (shares of the eager time measured on %s%s)", on, noisy ? "; some are noisy: see below" : "");
+	fprintf(f, "\n  %-3s %-*s %5s %7s %10s %-5s  %s\n", "#", NAME_W, "subgraph (first occurrence)", "times", "share",
+		"eager ms", "noise", "file (task)");
+	json_array_foreach(sgs, i, sg) {
+		const char *file = json_string_value(json_object_get(sg, "file")) ?: "?";
+		const json_t *share = json_object_get(sg, "task_share");
+		char s[16] = "-", m[16], num[16], times[16], name[NAME_W + 1];
+		/* One row per distinct task, where it first occurs. */
+		if (!rows[i] || rows[i] <= shown)
+			continue;
+		shown = rows[i];
+		ms_of_each(sgs, program_task_of(sg) ?: file, m);
 		if (json_is_number(share))
 			snprintf(s, sizeof(s), "%.1f%%", 100 * json_number_value(share));
-		if (json_is_number(ms))
-			snprintf(m, sizeof(m), "%.4f", json_number_value(ms));
-		if (!glue)
-			snprintf(n, sizeof(n), "%d", ++k);
-		fprintf(f, "  %-3s %-44.44s %7s %10s  %s", n, json_string_value(json_object_get(sg, "name")), s, m, file);
-		if (strcmp(task_file, file))
-			fprintf(f, " (as %s)", task_file);
-		fprintf(f, "\n");
+		snprintf(num, sizeof(num), "%d", rows[i]);
+		snprintf(times, sizeof(times), "x%lld", (long long)json_integer_value(json_object_get(sg, "occurrences")));
+		fprintf(f, "  %-3s %-*s %5s %7s %10s %-5s  %s\n", num, NAME_W,
+			fmt_middle(json_string_value(json_object_get(sg, "name")) ?: "?", NAME_W, name, sizeof(name)), times, s,
+			m, task_noise(sgs, program_task_of(sg) ?: file) ? "noisy" : "", file);
 	}
-	print_blocks(f, plan);
+	if (glue)
+		fprintf(f, "  and %d glue subgraph(s): views only, they stay PyTorch\n", glue);
+	print_blocks(f, plan, rows);
 	if (json_is_number(json_object_get(plan, "eager_ms")))
 		fprintf(f, "  the whole program: %.4f ms in PyTorch eager\n",
 			json_number_value(json_object_get(plan, "eager_ms")));
+	print_legend(f, plan, rows);
+	free(rows);
 }
 
 int cmd_split(const struct command *self, int argc, char **argv)
@@ -110,7 +214,7 @@ int cmd_split(const struct command *self, int argc, char **argv)
 	dir_was_there = fs_exists(ctx.args.v[1]);
 	/* A model, or a program in another mode or dtype: the program egg
 	 * writes for it, in DIR beside the parts. */
-	if (model_flags_program(&mf, ctx.args.v[0], ctx.args.v[1], ctx.cfg.store, &written) < 0) {
+	if (model_flags_program(&mf, ctx.args.v[0], ctx.args.v[1], &ctx.cfg, &written) < 0) {
 		code = err_report();
 		goto out;
 	}

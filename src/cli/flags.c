@@ -324,7 +324,7 @@ const struct opt *model_flag_options(struct model_flags *f)
 	return t;
 }
 
-int model_flags_program(const struct model_flags *f, const char *arg, const char *dir, const char *store,
+int model_flags_program(const struct model_flags *f, const char *arg, const char *dir, const struct config *cfg,
 			char **path)
 {
 	struct model_spec m = { arg, f->kwargs, f->inputs, f->mode, f->dtype };
@@ -338,7 +338,12 @@ int model_flags_program(const struct model_flags *f, const char *arg, const char
 		}
 		return 0;
 	}
-	if (!dir && !(dir = own_dir = model_program_dir(&m, store)))
+	/* A typo in FILE.py:NAME is said now, not once the worker is up. */
+	if (model_is_ref(arg) && model_check_ref(arg, "the model", cfg->python) < 0)
+		return -1;
+	if (f->inputs && model_is_ref(f->inputs) && model_check_ref(f->inputs, "--inputs", cfg->python) < 0)
+		return -1;
+	if (!dir && !(dir = own_dir = model_program_dir(&m, cfg->store)))
 		return -1;
 	*path = model_write_program(&m, dir);
 	free(own_dir);

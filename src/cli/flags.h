@@ -81,9 +81,12 @@ const struct opt *model_flag_options(struct model_flags *f);
  * The program a command works on for `arg`: `arg` itself (*path NULL) when
  * it is a KernelBench file and no mode or dtype is asked, else the program
  * egg writes into `dir` (model_write_program), or, with `dir` NULL, under
- * STORE/programs. Returns 0, or -1 with ERR_INPUT (a bad spec) or ERR_INFRA.
+ * the config's STORE/programs. A FILE.py:NAME spec (or --inputs) is
+ * checked first (model_check_ref, with the config's python): a typo is
+ * said before any worker starts. Returns 0, or -1 with ERR_INPUT (a bad
+ * spec) or ERR_INFRA.
  */
-int model_flags_program(const struct model_flags *f, const char *arg, const char *dir, const char *store,
+int model_flags_program(const struct model_flags *f, const char *arg, const char *dir, const struct config *cfg,
 			char **path);
 
 #endif

@@ -35,7 +35,7 @@ static const struct cfg_setting settings[] = {
 	{ "base_url", "base-url", { "EGG_BASE_URL" }, CFG_STR, S(base_url), NULL,
 	  "URL", "LLM endpoint base URL (default: the provider's public URL)", CFG_FOR_LLM },
 	{ "model", "model", { "EGG_MODEL" }, CFG_STR, S(model), NULL,
-	  "NAME", "LLM model name (required for LLM calls)", CFG_FOR_LLM },
+	  "NAME", "LLM model name (required for LLM calls; with --llm-spool, 'spool' when none is named)", CFG_FOR_LLM },
 	{ "python", "python", { "EGG_PYTHON" }, CFG_STR, S(python), "python3",
 	  "PATH", "Python interpreter for the eval worker", CFG_FOR_WORKER },
 	{ "store", "store", { "EGG_STORE" }, CFG_STR, S(store), "./egg-runs",
@@ -456,6 +456,12 @@ int config_resolve(struct config *cfg)
 	}
 	if (!cfg->cache_dir)
 		cfg->cache_dir = fs_join(cfg->store, "llm-cache");
+	/* Replies written by hand name no model: the requests, the reply
+	 * cache's keys and the run say "spool" (never priced: llm.h). */
+	if ((!cfg->model || !*cfg->model) && cfg->llm_spool && *cfg->llm_spool) {
+		free(cfg->model);
+		cfg->model = xstrdup(CONFIG_SPOOL_MODEL);
+	}
 	if (cfg->max_attempts < 1)
 		cfg->max_attempts = 1;
 	/* A negative temperature means "not sent"; above the API's range, the

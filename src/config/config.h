@@ -18,10 +18,13 @@
  * "prices": {"MODEL": {"input": USD_PER_MTOK, "output": USD_PER_MTOK,
  * "cached_input": USD_PER_MTOK}} and "request_rules" (llm/rules.h).
  */
+/* The model's name in a spool run that names none (--llm-spool without --model). */
+#define CONFIG_SPOOL_MODEL "spool"
+
 struct config {
 	char *provider;
 	char *base_url;
-	char *model;
+	char *model;		/* with llm_spool and none named: CONFIG_SPOOL_MODEL */
 	char *api_key;
 	char *python;
 	char *store;

@@ -27,6 +27,19 @@ char *launch_worker_dir(void)
 	return dir;
 }
 
+char *launch_script_path(const char *name)
+{
+	static const char *const under[] = { "../scripts", "../share/egg/scripts" };
+	char *exe = fs_exe_dir(), *out = NULL;
+	for (size_t i = 0; exe && !out && i < sizeof(under) / sizeof(under[0]); i++) {
+		char *path = xasprintf("%s/%s/%s", exe, under[i], name);
+		out = fs_exists(path) ? realpath(path, NULL) : NULL;
+		free(path);
+	}
+	free(exe);
+	return out ? out : xasprintf("scripts/%s", name);
+}
+
 /* Whether a --gres or --tres-per-task value names a GPU or a share of one. */
 static int names_gpu(const char *value)
 {

@@ -8,6 +8,10 @@
 /* Folder of the Python eval worker: EGG_WORKER_DIR, the installed share
  * folder, or the source tree next to the binary; owned. */
 char *launch_worker_dir(void);
+/* One of egg's helper scripts (scripts/NAME: spool-render.py) as a path a
+ * user can run: the source tree's next to the binary, else the installed
+ * share folder's (resolved, absolute), else "scripts/NAME"; owned. */
+char *launch_script_path(const char *name);
 /*
  * Fills `argv` with the command that starts the worker in `mode` ("serve",
  * "probe", ...): `PYTHON -I WORKER_DIR/egg-worker.py MODE` locally, the

@@ -396,8 +396,8 @@ static int spooled_call(struct llm *c, const struct llm_request *req, long max_t
 	res->spooled = 1;
 	res->max_tokens = max_tokens;
 	res->usage_estimated = r.estimated;
-	res->cost_usd = llm_price(cfg, cfg->model,
-				  &(struct llm_tokens){ res->prompt_tokens, 0, 0, res->completion_tokens }, NULL);
+	/* Whoever wrote the reply, it was not billed as cfg->model's: no price. */
+	res->cost_usd = -1;
 	memset(&r, 0, sizeof(r));
 	if (c->use_cache)
 		replycache_write(c->cfg->cache_dir, res->cache_key, res);
@@ -446,9 +446,12 @@ int llm_call(struct llm *c, const struct llm_request *req, struct llm_result *re
 	res->sent_max_tokens = pr.max_tokens;
 	res->thinking_budget = pr.thinking_budget;
 	if (c->use_cache && replycache_read(c->cfg->cache_dir, res->cache_key, res) == 0) {
-		/* A request parked again by a copied spool is answered: not pending. */
-		if (cfg->llm_spool)
+		/* A request parked again by a copied spool is answered: not pending.
+		 * A spool run's replies are the spool's, read back or not. */
+		if (cfg->llm_spool) {
 			spool_done(cfg->llm_spool, res->cache_key);
+			res->spooled = 1;
+		}
 		res->cached = 1;
 		res->truncated = res->finish_reason && !strcmp(res->finish_reason, "length");
 		res->cost_usd = 0;

@@ -43,8 +43,10 @@ struct llm_result {
 	int attempts;		/* HTTP attempts made (0 for a cache hit) */
 	int cached;
 	int truncated;		/* cut off by the output limit */
-	int spooled;		/* the reply came from the --llm-spool folder */
-	double cost_usd;	/* of this call; < 0 when the model has no price */
+	int spooled;		/* the reply came from the --llm-spool folder (in a spool run, also
+				 * when read back from the reply cache) */
+	double cost_usd;	/* of this call; < 0 when the model has no price, and for a reply
+				 * from the spool (written elsewhere: not priced as the model's) */
 	double cache_saved_usd;	/* what the prompt cache saved on this call (llm_price) */
 	char cache_key[65];
 };

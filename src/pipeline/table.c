@@ -106,8 +106,13 @@ void pipeline_print_usage(FILE *f, const json_t *u)
 	fprintf(f, ", %lld prompt tokens", json_integer_value(json_object_get(u, "prompt_tokens")));
 	if (cached || written)
 		fprintf(f, " (%lld read from the prompt cache, %lld written to it)", cached, written);
-	fprintf(f, ", %lld completion tokens, $%.4f", json_integer_value(json_object_get(u, "completion_tokens")),
-		json_number_value(json_object_get(u, "cost_usd")));
+	long long spooled = json_integer_value(json_object_get(u, "spool_calls"));
+	fprintf(f, ", %lld completion tokens, ", json_integer_value(json_object_get(u, "completion_tokens")));
+	if (spooled == calls)
+		fprintf(f, "cost unknown (every reply came from the spool: not priced)");
+	else
+		fprintf(f, "$%.4f%s", json_number_value(json_object_get(u, "cost_usd")),
+			spooled ? " and the spool's replies, not priced" : "");
 	if (cached || written) {
 		/* A cache that cost more than it saved says so, never "saved $-0.0033". */
 		double saved = json_number_value(json_object_get(u, "cache_saved_usd"));

@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../eval/launch.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../util/fs.h"
 #include "../util/hash.h"
+#include "../util/proc.h"
+#include "../util/suggest.h"
 #include "pytext.h"
 
 /* How a model spec's program begins its spec (model_program_is_spec). */
@@ -325,6 +328,80 @@ char *model_write_program(const struct model_spec *m, const char *dir)
 	free(name);
 	json_decref(spec);
 	return path;
+}
+
+/* The top-level names of FILE (the worker's `names` mode: Python's ast,
+ * nothing run), as {"names", "open"} or {"error"}; NULL when it cannot
+ * tell (python3 would not run, no answer): the worker finds out later. */
+static json_t *file_names(const char *python, const char *file)
+{
+	struct proc p = PROC_INIT;
+	struct proc_status st;
+	struct buf out = BUF_INIT;
+	char *dir = launch_worker_dir();
+	json_t *names = NULL;
+	strvec_push(&p.argv, python);
+	strvec_push(&p.argv, "-I");
+	strvec_pushf(&p.argv, "%s/egg-worker.py", dir);
+	strvec_push(&p.argv, "names");
+	strvec_push(&p.argv, file);
+	p.null_in = 1;
+	if (proc_run(&p, NULL, 0, &out, NULL, 30000, &st) == 0 && st.exited && st.code == 0)
+		names = json_loads(buf_str(&out), JSON_DISABLE_EOF_CHECK, NULL);
+	err_clear();
+	if (!json_is_object(names)) {
+		json_decref(names);
+		names = NULL;
+	}
+	proc_clear(&p);
+	buf_release(&out);
+	free(dir);
+	return names;
+}
+
+int model_check_ref(const char *ref, const char *what, const char *python)
+{
+	size_t n = py_file_len(ref), k;
+	const char *name = ref + n + 1;
+	size_t name_len = strcspn(name, ".");
+	char *file;
+	json_t *found, *v;
+	const char **list = NULL;
+	int rc = 0, defined = 0;
+	if (!n)
+		return 0;
+	file = xstrndup(ref, n);
+	if (!fs_exists(file)) {
+		err_set(ERR_INPUT, "%s '%s': no file '%s'", what, ref, file);
+		free(file);
+		return -1;
+	}
+	if (!(found = file_names(python, file))) {
+		free(file);
+		return 0;
+	}
+	if (json_is_string(json_object_get(found, "error"))) {
+		err_set(ERR_INPUT, "%s '%s': '%s' cannot be parsed: %s", what, ref, file,
+			json_string_value(json_object_get(found, "error")));
+		rc = -1;
+		goto out;
+	}
+	list = xcalloc(json_array_size(json_object_get(found, "names")) + 1, sizeof(*list));
+	json_array_foreach(json_object_get(found, "names"), k, v) {
+		list[k] = json_string_value(v);
+		defined |= list[k] && strlen(list[k]) == name_len && !strncmp(list[k], name, name_len);
+	}
+	if (!defined && !json_is_true(json_object_get(found, "open"))) {
+		const char *near = suggest_closest(name, name_len, list, json_array_size(json_object_get(found, "names")));
+		err_set(ERR_INPUT, "%s '%s': '%s' has no top-level '%.*s'%s%s%s", what, ref, file, (int)name_len,
+			name, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+		rc = -1;
+	}
+out:
+	free(list);
+	json_decref(found);
+	free(file);
+	return rc;
 }
 
 int model_program_is_spec(const char *program_source)

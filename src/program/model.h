@@ -33,6 +33,16 @@ int model_spec_wanted(const struct model_spec *m);
  * the flag), ERR_INFRA when the runtime or the file cannot be written.
  */
 char *model_write_program(const struct model_spec *m, const char *dir);
+/*
+ * Before anything starts: that the FILE.py of a FILE.py:NAME spec (the
+ * model, or --inputs) exists and defines NAME (its first dotted part) at
+ * its top level, read with Python's ast by `PYTHON -I WORKER/egg-worker.py
+ * names FILE` (the file is not run). 0 when it does, when `ref` names a
+ * module (importing it is the worker's), or when the check cannot run;
+ * -1 with ERR_INPUT, one line beginning "WHAT 'REF': " that says what is
+ * wrong (no file, a syntax error, no such name: the nearest one offered).
+ */
+int model_check_ref(const char *ref, const char *what, const char *python);
 /* Whether `program_source` is a program model_write_program wrote (its
  * inputs drawn from EGG_MODEL, so that egg can draw them at other shapes). */
 int model_program_is_spec(const char *program_source);

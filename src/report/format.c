@@ -55,6 +55,22 @@ const char *fmt_words(const char *name, char *out, size_t n)
 	return out;
 }
 
+const char *fmt_middle(const char *name, int width, char *out, size_t n)
+{
+	size_t len = strlen(name), w = width > 0 && (size_t)width < n ? (size_t)width : n - 1, head;
+	if (len <= w) {
+		snprintf(out, n, "%s", name);
+		return out;
+	}
+	if (w < 5) {
+		snprintf(out, n, "%.*s", (int)w, name);
+		return out;
+	}
+	head = (w - 3) / 2;
+	snprintf(out, n, "%.*s...%s", (int)head, name, name + len - (w - 3 - head));
+	return out;
+}
+
 /* "42%" for a rate, or "-" when there is none (no finished task). `out`
  * holds 16 bytes. */
 const char *fmt_rate(double v, char *out)

@@ -17,6 +17,10 @@ const char *fmt_ratio(double v, char *out);
 const char *fmt_figure(const char *fmt, double v, char *out);
 /* A stable name read as words ("no_kernel": "no kernel") into `out` (n bytes). */
 const char *fmt_words(const char *name, char *out, size_t n);
+/* `name` in at most `width` characters (width < n): whole when it fits,
+ * else its beginning and its end around "...", so that names that differ
+ * only at the end (a layer's q, k, v and o) still read apart. */
+const char *fmt_middle(const char *name, int width, char *out, size_t n);
 /* The stop reason without a leading "STATUS: " repeating the shown status; NULL if none. */
 const char *fmt_reason(const json_t *task);
 /* "42%" for a rate, or "-" (no finished task); `out` holds 16 bytes. */

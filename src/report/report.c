@@ -679,6 +679,86 @@ static void print_effort(FILE *f, const json_t *prog)
 	}
 }
 
+/* Whether two rows of a program's subgraphs read as one: the same task
+ * with the same outcome, use and reason (a task's occurrences, where its
+ * kernel went in everywhere, or everywhere waits on the same reply). */
+static int same_row(const json_t *a, const json_t *b)
+{
+	static const char *const keys[] = { "task", "status", "why" };
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (strcmp(json_string_value(json_object_get(a, keys[k])) ?: "",
+			   json_string_value(json_object_get(b, keys[k])) ?: ""))
+			return 0;
+	return json_is_true(json_object_get(a, "used")) == json_is_true(json_object_get(b, "used"));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The subgraphs of a program, one row per distinct task and outcome (a
+ * GPT-2 of twelve layers is not 63 rows): how many subgraphs it stands for,
+ * their share of the program's eager time together, one occurrence's time
+ * inside the program (the median of theirs), the task's own eager time
+ * alone, its kernel's, the speedup over it alone, %SOL and the outcome.
+ * Names are cut in the middle, so that a layer's q, k, v and o read apart.
+ * Glue (views only) is counted after the table.
+ */
+static void print_subgraph_rows(FILE *f, const json_t *sgs)
+{
+	const json_t *sg, *other;
+	size_t i, j, n = json_array_size(sgs), glue = 0;
+	double *ms = xcalloc(n ? n : 1, sizeof(double));
+	char b[7][16], name[45], times[16];
+	int noisy = 0;
+	fprintf(f, "  %-44s %5s %6s %10s %10s %10s %9s %6s  %s\n", "subgraph", "times", "share", "eager ms", "alone ms",
+		"kernel ms", "vs alone", "%SOL", "outcome");
+	json_array_foreach(sgs, i, sg) {
+		const char *why = json_string_value(json_object_get(sg, "why"));
+		char status[40];
+		double share = 0;
+		size_t count = 0, seen = 0, timed = 0;
+		if (!strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "glue")) {
+			glue++;
+			continue;
+		}
+		json_array_foreach(sgs, j, other) {
+			if (!same_row(sg, other))
+				continue;
+			if (j < i)
+				seen = 1;
+			count++;
+			share += json_num(other, "share");
+			if (json_num(other, "eager_ms") >= 0)
+				ms[timed++] = json_num(other, "eager_ms");
+		}
+		if (seen)
+			continue;
+		qsort(ms, timed, sizeof(double), cmp_double);
+		noisy |= json_is_string(json_object_get(sg, "noise"));
+		fmt_words(json_string_value(json_object_get(sg, "status")) ?: "?", status, sizeof(status));
+		snprintf(times, sizeof(times), "x%zu", count);
+		fprintf(f, "  %-44s %5s %6s %10s %10s %10s %9s %6s  %s%s%s%s%s\n",
+			fmt_middle(json_string_value(json_object_get(sg, "name")) ?: "?", 44, name, sizeof(name)), times,
+			fmt_figure("%.1f%%", 100 * share, b[0]), fmt_figure("%.4f", timed ? ms[timed / 2] : NAN, b[1]),
+			fmt_figure("%.4f", json_num(sg, "task_eager_ms"), b[6]), fmt_figure("%.4f", json_num(sg, "kernel_ms"), b[2]),
+			fmt_figure("%.2fx", json_num(sg, "speedup_eager"), b[3]), fmt_figure("%.1f%%", json_num(sg, "sol_pct"), b[4]),
+			status, json_is_true(json_object_get(sg, "used")) ? " (in the program)" : "",
+			json_is_string(json_object_get(sg, "noise")) ? " (noisy share)" : "", why ? ": " : "", why ? why : "");
+	}
+	free(ms);
+	if (glue)
+		fprintf(f, "  and %zu glue subgraph(s): views only, they stay PyTorch\n", glue);
+	fprintf(f, "  share and eager ms: inside the program's eager forward (egg split's measurement); alone ms: the "
+		   "task's own eager time (fresh inputs, a flushed cache), which its kernel ms and vs alone compare with\n");
+	if (noisy)
+		fprintf(f, "  noisy share: its time varied more than 2x between rounds or repeats when split (a busy or "
+			   "shared machine): the shares, and the parts chosen by them, are rough\n");
+}
+
 void report_print_program(FILE *f, const json_t *prog)
 {
 	const json_t *sg, *e = json_object_get(prog, "end_to_end"), *a = json_object_get(prog, "amdahl");
@@ -694,27 +774,7 @@ void report_print_program(FILE *f, const json_t *prog)
 			json_string_value(json_object_get(prog, "task")) ?: "?", json_array_size(json_object_get(prog, "subgraphs")),
 			distinct, json_string_value(json_object_get(prog, "split_dir")) ?: "?");
 	}
-	fprintf(f, "  %-40s %6s %10s %10s %9s %6s  %s\n", "subgraph", "share", "eager ms", "kernel ms", "vs eager", "%SOL",
-		"outcome");
-	json_array_foreach(json_object_get(prog, "subgraphs"), i, sg) {
-		const char *why = json_string_value(json_object_get(sg, "why"));
-		const char *file = json_string_value(json_object_get(sg, "file")) ?: "";
-		const char *task = json_string_value(json_object_get(sg, "task")) ?: file;
-		long times = (long)json_integer_value(json_object_get(sg, "occurrences"));
-		char status[40], repeat[160] = "";
-		fmt_words(json_string_value(json_object_get(sg, "status")) ?: "?", status, sizeof(status));
-		/* Repeated subgraphs: one task serves them all. */
-		if (strcmp(task, file))
-			snprintf(repeat, sizeof(repeat), " (as %s)", task);
-		else if (times > 1)
-			snprintf(repeat, sizeof(repeat), " (its task serves %ld subgraphs, %s of the time)", times,
-				 fmt_figure("%.1f%%", 100 * json_num(sg, "task_share"), b[5]));
-		fprintf(f, "  %-40.40s %6s %10s %10s %9s %6s  %s%s%s%s%s\n", json_string_value(json_object_get(sg, "name")) ?: "?",
-			fmt_figure("%.1f%%", 100 * json_num(sg, "share"), b[0]), fmt_figure("%.4f", json_num(sg, "eager_ms"), b[1]),
-			fmt_figure("%.4f", json_num(sg, "kernel_ms"), b[2]), fmt_figure("%.2fx", json_num(sg, "speedup_eager"), b[3]),
-			fmt_figure("%.1f%%", json_num(sg, "sol_pct"), b[4]), status, repeat,
-			json_is_true(json_object_get(sg, "used")) ? " (in the program)" : "", why ? ": " : "", why ? why : "");
-	}
+	print_subgraph_rows(f, json_object_get(prog, "subgraphs"));
 	print_cuts(f, prog);
 	print_effort(f, prog);
 	{

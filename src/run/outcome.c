@@ -1,10 +1,14 @@
 /* outcome.c: a run's tasks counted once; the run's status and exit code made from those counts. */
 #include "outcome.h"
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../eval/launch.h"
 #include "../llm/spool.h"
+#include "../util/buf.h"
 #include "../util/err.h"
 
 void outcome_count(const struct task_state *tasks, int n, const char *run_stop, struct run_outcome *o)
@@ -86,16 +90,44 @@ static int stopped_exit(const struct run_outcome *o, const struct outcome_words 
 	return err_report();
 }
 
+/* Whether the spool holds no reply yet: the first wait of whoever answers. */
+static int no_reply_yet(const char *spool)
+{
+	char *dir = xasprintf("%s/replies", spool);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int none = 1;
+	while (d && none && (e = readdir(d)))
+		none = e->d_name[0] == '.';
+	if (d)
+		closedir(d);
+	free(dir);
+	return none;
+}
+
+/*
+ * The wait's line names the requests, the script that renders them as text
+ * and where replies go. Before the first reply is written, a line first
+ * says how to ask for fewer: answered by hand, every call is a reply.
+ */
 static int waiting_exit(const struct run_outcome *o, const struct outcome_words *w)
 {
 	json_t *pending = w->spool ? spool_pending(w->spool) : json_array();
 	const char *spool = w->spool ?: "the spool";
+	char *render = launch_script_path("spool-render.py");
+	if (w->spool && no_reply_yet(w->spool))
+		fprintf(stderr, "egg: each request is one model call, about 15 per task with the default stages; to "
+				"answer fewer by hand, ask for fewer: --no-multi-seed --no-refine --no-hw-tune (one seed "
+				"and its repairs), and with --split --max-subgraphs 1\n");
 	if (w->resume)
-		err_set(ERR_WAITING, "%d %s(s) wait for %zu reply(ies) in %s/pending; write each to %s/replies/KEY.txt "
-			"and run '%s'", o->waiting, w->unit, json_array_size(pending), spool, spool, w->resume);
+		err_set(ERR_WAITING, "%d %s(s) wait for %zu reply(ies) in %s/pending (as text: python3 %s %s OUT); write "
+			"each to %s/replies/KEY.txt and run '%s'", o->waiting, w->unit, json_array_size(pending), spool,
+			render, spool, spool, w->resume);
 	else
-		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending; write each reply to %s/replies/KEY.txt "
-			"and run the same command again", json_array_size(pending), spool, spool);
+		err_set(ERR_WAITING, "%zu request(s) await a reply in %s/pending (as text: python3 %s %s OUT); write "
+			"each reply to %s/replies/KEY.txt and run the same command again", json_array_size(pending), spool,
+			render, spool, spool);
+	free(render);
 	json_decref(pending);
 	return err_report();
 }

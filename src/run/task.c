@@ -494,6 +494,8 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	agents.run_budget = rc->budget;
 	agents.on_usage = live_usage;
 	agents.usage_ctx = sc;
+	agents.on_note = progress;
+	agents.note_ctx = sc;
 	memset(&env, 0, sizeof(env));
 	env.pool = rc->pool;
 	env.device = ts->device;

@@ -271,6 +271,8 @@ static json_t *plan_rows(struct whole *w, const struct whole_opts *wo, struct st
 					num_or_null(json_num(sg, "eager_ms")));
 		json_object_set_new(row, "task_share", num_or_null(share));
 		json_object_set(row, "occurrences", json_object_get(sg, "occurrences") ?: json_null());
+		if (json_is_string(json_object_get(sg, "noise")))	/* the split's time was noisy */
+			json_object_set(row, "noise", json_object_get(sg, "noise"));
 		if (json_is_true(json_object_get(sg, "glue"))) {
 			set_outcome(row, SG_GLUE, json_string("views only: stays PyTorch"));
 		} else if (!isnan(share) && share < wo->min_share) {
@@ -324,6 +326,8 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 		json_object_set_new(sg, "task_compile_ratio", json_real(json_num(res, "compile_ms") / json_num(res, "eager_ms")));
 	for (size_t k = 0; k < sizeof(copied) / sizeof(copied[0]); k++)
 		json_object_set(sg, copied[k], json_object_get(res, copied[k]) ?: json_null());
+	if (!json_is_number(json_object_get(sg, "task_eager_ms")))	/* the task alone, as its kernel was timed */
+		json_object_set(sg, "task_eager_ms", json_object_get(res, "eager_ms") ?: json_null());
 	if (cpu) {
 		/* Interpreted kernels against the CPU's peaks: no speed of light. */
 		json_object_set_new(sg, "sol_pct", json_null());

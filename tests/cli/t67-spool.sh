@@ -32,7 +32,7 @@ for i, path in enumerate(sorted(glob.glob(f"{spool}/pending/*.json"))):
     elif agent == "debug":
         text = json.dumps({"critical_issue": "unknown", "modification_plan": "rewrite the kernel"})
     else:
-        text = json.dumps({"bottleneck": "the grid is small", "modification_plan": "keep the grid"})
+        text = json.dumps({"change": "yes", "bottleneck": "the grid is small", "modification_plan": "keep the grid"})
     if i == 0:
         json.dump({"content": text, "usage": {"prompt_tokens": 1234, "completion_tokens": 321}},
                   open(f"{spool}/replies/{key}.json", "w"))

@@ -43,7 +43,8 @@ check "and composes the program egg wrote for it" grep -q "_EGG_PLAN = _egg_json
 # A mistyped callable: did-you-mean, and nothing left behind.
 run_egg split --device cpu --no-measure "$M:lama" "$TMP/typo" --inputs 2x16:int64:512
 expect_rc 2 "a mistyped callable is the user's input (exit 2)"
-expect_err "has no 'lama'; did you mean 'llama'\?" "with the nearest name"
+expect_err "^egg: error: the model '.*decoders.py:lama': '.*decoders.py' has no top-level 'lama'; did you mean 'llama'\?$" \
+	"with the nearest name, found in the file's text before any worker starts"
 check "and leaves nothing behind" test ! -e "$TMP/typo"
 
 # T5Model's forward takes (input_ids, attention_mask, decoder_input_ids, ...):

@@ -53,11 +53,19 @@ void suite_reply(void)
 	      "blocks without ModelNew are refused");
 	CHECK(code_fails("I cannot help with that.", "no Python file"), "prose alone is refused");
 
-	j = reply_extract_json("```json\n{\"bottleneck\": \"b\", \"modification_plan\": \"p\", \"extra\": 1}\n```",
-			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	j = reply_extract_json("```json\n{\"change\": \"Yes\", \"bottleneck\": \"b\", \"modification_plan\": \"p\", "
+			       "\"extra\": 1}\n```", SCHEMA_PROFILE_TUNE, why, sizeof(why));
 	CHECK(j && json_object_size(j) == 3 && !strcmp(json_string_value(json_object_get(j, "change")), "yes"),
-	      "a fenced JSON reply is parsed, extra fields dropped, and a tuning plan without 'change' is a change");
+	      "a fenced JSON reply is parsed, extra fields dropped, 'change' normalised");
 	json_decref(j);
+	j = reply_extract_json("```json\n{\"bottleneck\": \"b\", \"modification_plan\": \"p\"}\n```",
+			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	CHECK(!j && !strcmp(why, "the JSON reply has no 'change'"),
+	      "a tuning plan without 'change' is malformed, not read as yes (%s)", why);
+	json_decref(j);
+	j = reply_extract_json("{\"bottleneck\": \"b\", \"modification_plan\": \"p\"}", SCHEMA_PROFILE_REFINE, why,
+			       sizeof(why));
+	CHECK(!j && strstr(why, "'worth_optimizing'"), "a refinement plan without 'worth_optimizing' is malformed (%s)", why);
 	j = reply_extract_json("{\"change\": \"NO\", \"bottleneck\": \"b\", \"modification_plan\": \"keep it\"}",
 			       SCHEMA_PROFILE_TUNE, why, sizeof(why));
 	CHECK(j && !strcmp(json_string_value(json_object_get(j, "change")), "no"), "a tuning plan may say no change");
@@ -73,7 +81,7 @@ void suite_reply(void)
 	CHECK(j && !strcmp(json_string_value(json_object_get(j, "worth_optimizing")), "no"),
 	      "a bare object in prose is found (braces inside strings too) and yes/no normalised");
 	json_decref(j);
-	j = reply_extract_json("{\"bottleneck\": \"b\"}", SCHEMA_PROFILE_TUNE, why, sizeof(why));
+	j = reply_extract_json("{\"change\": \"yes\", \"bottleneck\": \"b\"}", SCHEMA_PROFILE_TUNE, why, sizeof(why));
 	CHECK(!j && strstr(why, "modification_plan"), "a missing field is malformed and named");
 	j = reply_extract_json("{\"critical_issue\": 3, \"modification_plan\": \"p\"}", SCHEMA_DEBUG, why, sizeof(why));
 	CHECK(!j && strstr(why, "critical_issue"), "a wrongly typed field is malformed and named");

@@ -1,5 +1,6 @@
 """main.py: the worker's entry: `serve` (JSON lines on stdio), `probe`,
-`profile-run` (what ncu runs) and `ncu-selftest`."""
+`profile-run` (what ncu runs), `ncu-selftest` and `names` (a file's
+top-level names, for egg's check of a model spec)."""
 from __future__ import annotations
 
 import atexit
@@ -364,6 +365,10 @@ def main(argv: list[str]) -> int:
         from .protocol import profile_run
 
         return profile_run.main(argv[1:])
+    if mode == "names":
+        from .program import names
+
+        return names.main(argv[1:])
     if mode == "ncu-selftest":
         from .device import probe
 

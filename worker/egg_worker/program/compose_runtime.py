@@ -222,6 +222,7 @@ class _EggKernelPart(nn.Module):
         object.__setattr__(self, "_egg_kernel", kernel)
         object.__setattr__(self, "_egg_reference", reference)
         self._egg_index = index
+        self._egg_name = spec["name"]
         self._egg_single = len(spec["outputs"]) == 1
         self._egg_layouts = [l["stride"] if l else None for l in spec.get("output_layouts") or []]
         self._egg_keys = list(tensors)
@@ -273,7 +274,18 @@ class _EggKernelPart(nn.Module):
         return self
 
     def _egg_call(self, xs):
-        out = self._egg_kernel.forward(*xs)
+        try:
+            out = self._egg_kernel.forward(*xs)
+        except RuntimeError as e:
+            # Triton with no GPU driver: on the CPU its kernels run only in
+            # its interpreter, which TRITON_INTERPRET=1 turns on (read when
+            # the kernels are defined: before this file builds its parts).
+            if "active drivers" not in str(e):
+                raise
+            raise RuntimeError("egg drop-in: Triton has no active GPU driver to run the kernel of %s on %s: on the "
+                               "CPU set TRITON_INTERPRET=1 before the drop-in is built (TRITON_INTERPRET=1 python3 "
+                               "...), or run it on a GPU" % (self._egg_name, xs[0].device if xs else "this device")
+                               ) from None
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         return [_egg_laid_out(o, self._egg_layouts[i] if i < len(self._egg_layouts) else None)
                 for i, o in enumerate(outs)]

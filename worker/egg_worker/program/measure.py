@@ -8,6 +8,7 @@ import torch
 import torch.fx
 
 from ..taskload import build, init_inputs, task_inputs
+from .noise import noise_words
 from .trace import check_runs, getattr_path
 
 
@@ -15,7 +16,10 @@ def measure_shares(task, plan: dict, gm, groups: list, device: str, iters: int) 
     """Each subgraph's share of the program's eager time on `device`: the
     program built there for real, run node by node, each subgraph's time
     between its ends (device time on a GPU, _gpu_times; wall time on the
-    CPU), the median over `iters` runs; and the whole forward's time."""
+    CPU), the median over `iters` rounds; and the whole forward's time. Each
+    subgraph's fastest and slowest round go with it (eager_ms_range), and a
+    spread over noise.NOISY makes it "noise" (why, in words): its share is
+    rough."""
     dev = torch.device(device)
     model = build(task.Model, init_inputs(task), 0, dev).to(dev)
     check_runs(model, task, dev)
@@ -30,14 +34,19 @@ def measure_shares(task, plan: dict, gm, groups: list, device: str, iters: int) 
     first = {g.nodes[0].name: i for i, g in enumerate(groups)}
     last = {g.nodes[-1].name: i for i, g in enumerate(groups)}
     if dev.type == "cuda" and hasattr(torch.cuda, "_sleep"):
-        med, whole_ms = _gpu_times(model, real_gm, inputs, len(groups), first, last, iters)
+        rounds, whole_ms = _gpu_times(model, real_gm, inputs, len(groups), first, last, iters)
     else:
-        med, whole_ms = _host_times(model, real_gm, inputs, len(groups), first, last, iters)
-    whole = sum(med) or 1.0
-    for sg, m in zip(plan["subgraphs"], med):
-        sg["eager_ms"] = m * 1e3
-        sg["share"] = m / whole
-    plan["eager_ms"] = whole_ms
+        rounds, whole_ms = _host_times(model, real_gm, inputs, len(groups), first, last, iters)
+    whole = sum(_median(t) for t in rounds) or 1.0
+    for sg, t in zip(plan["subgraphs"], rounds):
+        sg["eager_ms"] = _median(t) * 1e3
+        sg["share"] = _median(t) / whole
+        sg["eager_ms_range"] = [min(t) * 1e3, max(t) * 1e3]
+        noise = noise_words([x * 1e3 for x in t], f"its {len(t)} rounds in the program", trim=True)
+        if noise and not sg.get("glue"):
+            sg["noise"] = noise
+    plan["eager_ms"] = _median(whole_ms)
+    plan["eager_ms_range"] = [min(whole_ms), max(whole_ms)]
     plan["measured_on"] = device
 
 
@@ -51,7 +60,8 @@ def _gpu_times(model, real_gm, inputs: list, count: int, first: dict, last: dict
     kernel that holds the stream while the host queues the whole forward, so
     the host's launch cost (node by node through an interpreter, most of
     all) is in no span: a subgraph's span is its kernels' time in the
-    program. Returns (each subgraph's median seconds, the forward's median ms)."""
+    program. Returns (each subgraph's seconds per timed round, the
+    forward's ms per timed round)."""
     sync = torch.cuda.synchronize
 
     def event():
@@ -113,11 +123,14 @@ def _gpu_times(model, real_gm, inputs: list, count: int, first: dict, last: dict
                 for i in range(count):
                     times[i].append(it.starts[i].elapsed_time(it.ends[i]) / 1e3)
                 totals.append(s.elapsed_time(e))
-    return [_median(t) for t in times], _median(totals)
+    return times, totals
 
 
 def _host_times(model, real_gm, inputs: list, count: int, first: dict, last: dict, iters: int) -> tuple:
-    """On the CPU: wall time, each subgraph's span between its ends."""
+    """On the CPU: wall time, each subgraph's span between its ends; two
+    rounds of each first, untimed (first calls set up kernels, thread pools
+    and caches). Returns (each subgraph's seconds per timed round, the
+    forward's ms per timed round)."""
     sync = torch.cuda.synchronize if next(model.parameters(), torch.empty(0)).is_cuda else (lambda: None)
     times = [[] for _ in range(count)]
     totals = []
@@ -133,19 +146,20 @@ def _host_times(model, real_gm, inputs: list, count: int, first: dict, last: dic
                 self._spans[last[n.name]] += time.perf_counter() - self._t0
             return v
 
+    warm = 2
     with torch.no_grad():
         model(*inputs)
         sync()
-        for r in range(iters + 1):
+        for r in range(iters + warm):
             t0 = time.perf_counter()
             model(*inputs)
             sync()
-            if r:
-                totals.append(time.perf_counter() - t0)
+            if r >= warm:
+                totals.append((time.perf_counter() - t0) * 1e3)
             it = Timed(real_gm)
             it._spans = [0.0] * count
             it.run(*inputs)
-            if r:
+            if r >= warm:
                 for i, s in enumerate(it._spans):
                     times[i].append(s)
-    return [_median(t) for t in times], _median(totals) * 1e3
+    return times, totals

@@ -28,16 +28,43 @@ _EGG_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.floa
 _EGG_INT_DTYPES = {"int64": torch.int64, "int32": torch.int32, "bool": torch.bool}
 
 
+def _egg_import_hint(e):
+    """What to install, in one line, when torchvision does not import with
+    this torch ("operator torchvision::nms does not exist": a torchvision
+    built for another torch, as PyPI's wheel, built for CUDA torch, is for
+    the CPU build; timm imports torchvision); None for any other error.
+    torchvision 0.N is the release of torch 2.(N-15)."""
+    import re
+
+    m = re.search(r"operator (torchvision::\w+) does not exist", str(e))
+    if not m:
+        return None
+    version = torch.__version__
+    base, _, local = version.partition("+")
+    major, _, rest = base.partition(".")
+    minor = rest.partition(".")[0]
+    pin = "'torchvision==0.%d.*'" % (int(minor) + 15) if major == "2" and minor.isdigit() else "torchvision"
+    index = " --index-url https://download.pytorch.org/whl/%s" % local if local else ""
+    return ("torchvision does not import with torch %s (%s does not exist: it was built for another torch); "
+            "install the build for this torch: pip install %s%s" % (version, m.group(1), pin, index))
+
+
 def _egg_load(ref):
     """The object `ref` names: MODULE:NAME or FILE.py:NAME (NAME may be dotted)."""
     where, _, name = ref.rpartition(":")
-    if where.endswith(".py"):
-        key = "egg_model_" + _egg_os.path.splitext(_egg_os.path.basename(where))[0]
-        mod = _egg_sys.modules.get(key)
-        if mod is None or getattr(mod, "__file__", None) != where:
-            mod = _egg_file_module(key, where)
-    else:
-        mod = _egg_importlib.import_module(where)
+    try:
+        if where.endswith(".py"):
+            key = "egg_model_" + _egg_os.path.splitext(_egg_os.path.basename(where))[0]
+            mod = _egg_sys.modules.get(key)
+            if mod is None or getattr(mod, "__file__", None) != where:
+                mod = _egg_file_module(key, where)
+        else:
+            mod = _egg_importlib.import_module(where)
+    except Exception as e:
+        hint = _egg_import_hint(e)
+        if hint is None:
+            raise
+        raise ImportError(hint) from None
     obj = mod
     for part in name.split("."):
         if not hasattr(obj, part):

@@ -28,6 +28,8 @@ import hashlib
 import torch
 import torch.nn as nn
 
+from .noise import noise_words
+
 
 def _tensor_record(t: torch.Tensor) -> tuple:
     """What a tensor the graph holds contributes: its kind and layout."""
@@ -108,9 +110,26 @@ def _inputs_key(sg: dict) -> str:
 def merge_repeats(plan: dict) -> None:
     """Marks each subgraph's task in `plan` (see the module's text), and
     each block's among the blocks (a block repeats a block). Each entry
-    must still hold its rebuilt graph ("_sub")."""
-    _merge(plan["subgraphs"])
-    _merge(plan.get("blocks") or [])
+    must still hold its rebuilt graph ("_sub"). Repeats of one task
+    measured far apart (noise.py) are each "noise", said so."""
+    for part in (plan["subgraphs"], plan.get("blocks") or []):
+        _merge(part)
+        _repeats_noise(part)
+
+
+def _repeats_noise(subgraphs: list) -> None:
+    """The repeats of one task do the same work on the same shapes: their
+    times in the program should agree. Where they do not (noise.NOISY),
+    each occurrence says so, unless its own rounds already did."""
+    times: dict = {}
+    for sg in subgraphs:
+        if not sg.get("glue") and sg.get("eager_ms") is not None:
+            times.setdefault(sg["task"], []).append(sg["eager_ms"])
+    for sg in subgraphs:
+        ms = times.get(sg["task"], [])
+        noise = noise_words(ms, f"the {len(ms)} repeats of its task") if len(ms) > 1 else None
+        if noise and not sg.get("noise"):
+            sg["noise"] = noise
 
 
 def _merge(subgraphs: list) -> None:

@@ -14,7 +14,9 @@ process (job.py forks it, since it runs the user's program):
 4. measure.py (with `measure`, on a device the program fits on): each
    subgraph's share of the program's eager time there;
 5. repeats.py: subgraphs that compute the same thing on the same shapes
-   (a repeated layer, its own weights) made one task.
+   (a repeated layer, its own weights) made one task;
+and noise.py says which times are noisy (rounds or repeats far apart), so
+that a share from a noisy profile is said to be rough.
 """
 from __future__ import annotations
 
@@ -52,6 +54,13 @@ def split(task, task_path: str, task_source: str, device: str, measure: bool, it
                 b["share"] = sum(p["share"] for p in parts)
                 b["eager_ms"] = sum(p["eager_ms"] or 0 for p in parts)
     merge_repeats(plan)
+    if measure:
+        # How many of the shares are rough (noise.py): egg says so beside them.
+        plan["noisy"] = sum(1 for sg in plan["subgraphs"] if sg.get("noise"))
+        for b in plan["blocks"]:
+            noisy = sum(1 for i in b["replaces"] if plan["subgraphs"][i].get("noise"))
+            if noisy and not b.get("noise"):
+                b["noise"] = f"{noisy} of its {len(b['replaces'])} subgraphs measured noisy"
     for sg in plan["subgraphs"] + plan["blocks"]:
         sg.pop("_sub", None)
         sg.pop("nodes", None)

@@ -468,7 +468,7 @@ def _built_on_cpu(task, init: list, why: Exception):
     except Exception as e:
         if type(e) is type(why) and str(e) == str(why):
             # The same failure either way: the program itself does not build.
-            raise SplitError(f"the program does not build: {type(e).__name__}: {str(e)[:200]}") from None
+            raise SplitError(f"the program does not build: {type(e).__name__}: {str(e)[:400]}") from None
         raise SplitError(f"the program does not build on the meta device ({type(why).__name__}: "
                          f"{str(why)[:160]}), nor on the CPU: {type(e).__name__}: {str(e)[:160]}") from None
 

@@ -109,8 +109,8 @@ static int task_exit(struct cmd_ctx *ctx, const struct run *run)
 	struct outcome_words words = { "task", subject, NULL, ctx->cfg.llm_spool };
 	int code = run_exit_code(run, OUTCOME_ONE_TASK, &words);
 	free(subject);
-	if (code == EXIT_DONE && !strcmp(ts->error_kind, "budget") && !ctx->json)
-		fprintf(stderr, "egg: stopped early: %s\n", json_string_value(json_object_get(ts->result, "stop_reason")) ?: "");
+	if (code == EXIT_DONE && ts->stop.cause == STOP_BUDGET && !ctx->json)
+		fprintf(stderr, "egg: stopped early: %s\n", ts->stop.reason);
 	return code;
 }
 

@@ -17,7 +17,9 @@ const char *fmt_ratio(double v, char *out);
 const char *fmt_figure(const char *fmt, double v, char *out);
 /* A stable name read as words ("no_kernel": "no kernel") into `out` (n bytes). */
 const char *fmt_words(const char *name, char *out, size_t n);
-/* The stop reason without a leading "STATUS: " repeating the shown status; NULL if none. */
+/* The words beside a task's status: its stop's reason, else why it found no kernel; NULL if none. */
+const char *fmt_why(const json_t *task);
+/* fmt_why without a leading "STATUS: " repeating the shown status; NULL if none. */
 const char *fmt_reason(const json_t *task);
 /* "42%" for a rate, or "-" (no finished task); `out` holds 16 bytes. */
 const char *fmt_rate(double v, char *out);

@@ -272,7 +272,7 @@ json_t *report_compute(struct store *s, const char *run_id)
 					json_object_get(t, "path"), "group", json_object_get(t, "group"), "status",
 					json_object_get(t, "status"));
 		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
-				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
+				       "final_kernel", "stop_reason", "no_kernel", "error_kind", "wall_s", "device", "stages", "run_dir",
 				       "pending_key", "roofline_ms", "roofline", "sol_pct", "eager_sol_pct",
 				       "compile_sol_pct", "practical_pct", "sol_stop", "rule_skips", "existing_ms", "speedup_existing", "existing_error",
 				       "time", NULL };
@@ -434,8 +434,7 @@ void report_print_text(FILE *f, const json_t *rep)
 			fprintf(f, "\n");
 		}
 		else
-			fprintf(f, "%12s %10s %10s %6s  %s\n", "-", "-", "-", "-",
-				json_string_value(json_object_get(t, "stop_reason")) ?: "");
+			fprintf(f, "%12s %10s %10s %6s  %s\n", "-", "-", "-", "-", fmt_why(t) ?: "");
 	}
 	if (json_is_object(json_object_get(rep, "program")))
 		report_print_program(f, json_object_get(rep, "program"));
@@ -460,7 +459,7 @@ char *report_csv(const json_t *rep)
 					    "compile_sol_pct", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
 					    "reasoning_tokens", "cost_usd", "cache_saved_usd", "wall_s",
 					    "device", "final_kernel", "stop_reason", "llm_s", "eval_s", "device_wait_s",
-					    "llm_chain", NULL };
+					    "llm_chain", "no_kernel", NULL };
 	struct buf b = BUF_INIT;
 	const json_t *t;
 	size_t i;

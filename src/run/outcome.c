@@ -17,9 +17,8 @@ void outcome_count(const struct task_state *tasks, int n, const char *run_stop, 
 		switch (ts->status) {
 		case TASK_STOPPED:
 			if (!o->stopped++)
-				o->first_stop = json_string_value(json_object_get(ts->result, "stop_reason"))
-							?: "no reason recorded";
-			o->no_memory += !strcmp(json_string_value(json_object_get(ts->result, "stop_cause")) ?: "", "memory");
+				o->first_stop = ts->stop.reason[0] ? ts->stop.reason : "no reason recorded";
+			o->no_memory += ts->stop.cause == STOP_NO_MEMORY;
 			break;
 		case TASK_WAITING:
 			o->waiting++;
@@ -103,7 +102,7 @@ static int waiting_exit(const struct run_outcome *o, const struct outcome_words 
 int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks, enum outcome_rule rule,
 		     const struct outcome_words *w)
 {
-	const json_t *result;
+	const struct task_state *ts = o->tasks && tasks ? tasks : NULL;
 	const char *why;
 	if (o->stopped || o->run_stop)
 		return stopped_exit(o, w, rule == OUTCOME_ONE_TASK);
@@ -121,8 +120,10 @@ int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks
 		err_set(ERR_REJECTED, "%d of %d %s(s) passed (%s)", o->found, o->tasks, w->unit, w->subject);
 		return err_report();
 	case OUTCOME_ONE_TASK:
-		result = o->tasks ? tasks[0].result : NULL;
-		why = json_string_value(json_object_get(result, "stop_reason"));
+		/* Why there is no kernel: the task's stop (a spent budget, a bad
+		 * task), else the words its result gives (no seed passed). */
+		why = !ts ? NULL : ts->stop.cause != STOP_NONE ? ts->stop.reason
+			: json_string_value(json_object_get(ts->result, "no_kernel"));
 		if (o->failed) {
 			err_set(ERR_INPUT, "%s", why ?: "bad task");
 			return err_report();

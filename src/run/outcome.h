@@ -11,8 +11,8 @@ struct run_outcome {
 	int failed;		/* finished without a pipeline: a bad task */
 	int waiting;		/* not finished: replies awaited in the spool */
 	int stopped;		/* not finished: an infrastructure failure (the store among them) */
-	int no_memory;		/* of those, tasks that cannot fit in their device's memory ("stop_cause":
-				 * "memory"): running them again will not help */
+	int no_memory;		/* of those, tasks that cannot fit in their device's memory (their stop's
+				 * cause STOP_NO_MEMORY): running them again will not help */
 	const char *first_stop;	/* why the first stopped task stopped, or NULL (borrowed from the run) */
 	const char *run_stop;	/* why the run itself stopped though no task did (run_stop_reason), or NULL */
 };

@@ -184,6 +184,7 @@ static int add_task(struct run *r, const char *path, const char *kernel, char *i
 			ts->finished = 1;
 			ts->status = st;
 			ts->result = json_incref(json_object_get(t, "result"));
+			stop_read(ts->result, &ts->stop);
 		}
 	}
 	return 0;

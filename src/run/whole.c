@@ -330,7 +330,10 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 		json_object_set_new(sg, "eager_sol_pct", json_null());
 		json_object_set_new(sg, "roofline_ms", json_null());
 	}
-	json_t *why = json_incref(json_object_get(res, "stop_reason"));
+	/* Why, in words: the task's stop, else what its result says of no
+	 * kernel (an older record kept that in its stop_reason). */
+	json_t *why = ts->stop.cause != STOP_NONE ? json_string(ts->stop.reason)
+						   : json_incref(json_object_get(res, "no_kernel") ?: json_object_get(res, "stop_reason"));
 	if (ts->status == TASK_WAITING || ts->status == TASK_STOPPED) {
 		(*unfinished)++;
 		set_outcome(sg, ts->status == TASK_WAITING ? SG_WAITING : SG_STOPPED, why);

@@ -2,6 +2,7 @@
 #include "outcome.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../llm/spool.h"
@@ -134,4 +135,61 @@ int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks
 		return err_report();
 	}
 	return EXIT_INFRA;
+}
+
+void program_verdict_clear(struct program_verdict *v)
+{
+	free(v->original_way);
+	free(v->dropin_way);
+	free(v->reason);
+	free(v->composed);
+	*v = (struct program_verdict)PROGRAM_VERDICT_INIT;
+}
+
+/* A drop-in the user's clock judged and found no faster than the original. */
+static int program_slower(const struct program_verdict *v)
+{
+	return v->judged && !v->faster;
+}
+
+int program_outcome_dropin(const struct run_outcome *o, const struct program_verdict *v)
+{
+	return run_outcome_finished(o) && o->found && v->finished && v->passed && !v->unchanged && !program_slower(v);
+}
+
+int program_outcome_exit(const struct run_outcome *o, const struct program_verdict *v, const struct outcome_words *w,
+			 const char *output)
+{
+	const char *out = output;
+	int code;
+	if (run_outcome_finished(o) && v->finished && !v->passed) {
+		/* Even the program without kernels failed: egg's own split is wrong. */
+		err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition is "
+			"wrong for it; please report it", v->reason ? v->reason : "?");
+		return err_report();
+	}
+	if ((code = run_outcome_exit(o, NULL, OUTCOME_ANY_FOUND, w)) != EXIT_DONE)	/* the rule reads no task */
+		return code;
+	if (v->unchanged) {
+		/* Kernels were found, and none went into the program. */
+		err_set(ERR_REJECTED, "no kernel went into %s: the program is unchanged%s%s%s", w->subject,
+			out ? " ('" : "", out ? out : "", out ? "' is not written)" : "");
+		return err_report();
+	}
+	if (program_slower(v)) {
+		/* It passed, and it is slower than what the user runs today. */
+		err_set(ERR_REJECTED, "the drop-in is not faster than the program as its user runs it: %.4f ms per forward "
+			"(%s) against the original's %.4f ms (%s), by wall clock%s%s%s%s; it stays in '%s'", v->dropin_ms,
+			v->dropin_way ? v->dropin_way : "none ran", v->original_ms,
+			v->original_way ? v->original_way : "none ran",
+			v->within_noise ? " (the median is lower, but the drop-in's slowest round is not faster than the "
+					  "original's fastest: within the noise)" : "",
+			out ? " ('" : "", out ? out : "", out ? "' is not written)" : "", v->composed ? v->composed : "?");
+		return err_report();
+	}
+	if (!program_outcome_dropin(o, v)) {
+		err_set(ERR_INFRA, "%s has no end-to-end verdict though its tasks finished: please report it", w->subject);
+		return err_report();
+	}
+	return EXIT_DONE;
 }

@@ -277,6 +277,72 @@ static void stop_records(void)
 	}
 }
 
+/* The line program_outcome_exit prints for a finished run of one subgraph
+ * task that found a kernel, with the verdict `v` (stderr read back); its
+ * code, and whether -o would be written. */
+static char *program_line(const struct program_verdict *v, int *code, int *dropin)
+{
+	struct outcome_words w = { "subgraph task", "'prog.py'", "egg optimize prog.py --split --resume R", NULL };
+	struct run_outcome o;
+	char text[1024] = "";
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	size_t got;
+	memset(&o, 0, sizeof(o));
+	o.tasks = o.found = 1;
+	*dropin = program_outcome_dropin(&o, v);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	*code = program_outcome_exit(&o, v, &w, "out.py");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	got = fread(text, 1, sizeof(text) - 1, tmp);
+	text[got && text[got - 1] == '\n' ? got - 1 : got] = '\0';
+	fclose(tmp);
+	return strdup(text);
+}
+
+/* A whole program's verdict is decided from typed values (outcome.c): a
+ * drop-in is written and exit 0 only when it passed with kernels in it and
+ * the user's clock did not find it slower; the lines say why not. */
+static void program_verdicts(void)
+{
+	struct program_verdict v = { 1, 1, 0, 1, 1, 0, 2.45, 2.31, NULL, NULL, NULL, NULL };
+	int code, dropin;
+	char *line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_DONE && dropin && !line[0], "passed, kernels in it, faster by the user's clock: exit 0 and "
+	      "-o written, no line ('%s')", line);
+	free(line);
+	v.faster = 0;
+	v.within_noise = 1;
+	v.dropin_ms = 2.43;
+	v.dropin_way = "compiled";
+	v.composed = "RUN/program.py";
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_NEGATIVE && !dropin && strstr(line, "not faster than the program as its user runs it: 2.4300 "
+	      "ms per forward (compiled)") && strstr(line, "within the noise") && strstr(line, "'out.py' is not written") &&
+	      strstr(line, "it stays in 'RUN/program.py'"), "judged and not faster: exit 1, no -o, the figures: %s", line);
+	free(line);
+	v.judged = 0;
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_DONE && dropin, "not judged (the CPU): the figures are recorded, the drop-in is written");
+	free(line);
+	v.unchanged = 1;
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_NEGATIVE && !dropin && strstr(line, "no kernel went into 'prog.py': the program is unchanged "
+	      "('out.py' is not written)"), "unchanged: exit 1, no -o: %s", line);
+	free(line);
+	v.unchanged = 0;
+	v.passed = 0;
+	v.reason = "outputs differ";
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_INFRA && !dropin && strstr(line, "does not match the program (outputs differ)"),
+	      "the composed program failing end to end is egg's own fault: exit 3: %s", line);
+	free(line);
+}
+
 /* The user's clock decides on every round of each side's best way: a
  * drop-in whose median is lower but whose rounds overlap the original's is
  * within the noise, not faster. */
@@ -362,6 +428,7 @@ void suite_run(void)
 	stop_advice();
 	join_rule();
 	stop_records();
+	program_verdicts();
 	clearly_faster();
 	effort_by_stake();
 }

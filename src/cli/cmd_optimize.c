@@ -102,7 +102,7 @@ static int copy_kernel(json_t *result, const char *key, const char *out)
 
 /* The exit code of a one-task run (outcome.h), with its one line on
  * stderr; a budget that ended the search early is said too. */
-static int task_exit(struct cmd_ctx *ctx, const struct run *run)
+static int task_exit(struct cmd_ctx *ctx, struct run *run)
 {
 	const struct task_state *ts = run_task(run, 0);
 	char *subject = xasprintf("'%s'", ctx->args.v[0]);
@@ -147,6 +147,7 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 		fprintf(stderr, "egg: optimizing the program '%s' part by part on %s; run %s\n", ctx->args.v[0], ctx->device,
 			run_id(run));
 	if (!(prog = run_whole_program(run, program, &wo, &v))) {
+		run_end_on_error(run);	/* "refused" on the user's input, never read as interrupted */
 		code = err_report();
 		goto out;
 	}

@@ -396,7 +396,11 @@ void report_print_text(FILE *f, const json_t *rep)
 	size_t i;
 	fprintf(f, "run %s (%s, %s)\n", json_string_value(json_object_get(run, "id")),
 		json_string_value(json_object_get(run, "command")), json_string_value(json_object_get(run, "status")));
-	if (json_string_value(json_object_get(run, "stop_reason")))
+	if (json_string_value(json_object_get(run, "stop_reason")) &&
+	    !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "refused"))
+		fprintf(f, "run refused: %s (the input is at fault: fix it and run the command again; there is nothing to "
+			"resume)\n", json_string_value(json_object_get(run, "stop_reason")));
+	else if (json_string_value(json_object_get(run, "stop_reason")))
 		fprintf(f, "run stopped: %s\n", json_string_value(json_object_get(run, "stop_reason")));
 	{
 		char *setup = fmt_setup_line(rep);

@@ -48,6 +48,16 @@ int run_outcome_finished(const struct run_outcome *o)
 	return !o->stopped && !o->waiting && !o->run_stop;
 }
 
+int run_outcome_refused(const struct run_outcome *o, enum outcome_rule rule)
+{
+	return rule == OUTCOME_ONE_TASK && o->failed && run_outcome_finished(o);
+}
+
+const char *run_status_on_error(enum err_kind k)
+{
+	return k == ERR_INPUT ? "refused" : k == ERR_INFRA || k == ERR_NO_MEMORY ? "stopped" : NULL;
+}
+
 /*
  * How to go on after a stop: the same command again (or its resume), which
  * gets past a passing failure; said only when some stop may pass. A task

@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "../util/err.h"
 #include "task.h"
 
 /* The run's tasks counted by what became of them. */
@@ -49,6 +50,16 @@ struct outcome_words {
  */
 int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks, enum outcome_rule rule,
 		     const struct outcome_words *w);
+/* Whether the run ends on its user's input by the rule (exit 2: the one
+ * task of egg optimize is unusable): its status is then "refused", not
+ * "done" (run_exit_code records it), since there is nothing to resume. */
+int run_outcome_refused(const struct run_outcome *o, enum outcome_rule rule);
+/* The status the store records for a run whose command ended on the
+ * pending error of kind `k` before its outcome: "refused" for the user's
+ * input (ERR_INPUT: fix it and run again, a new run), "stopped" for an
+ * infrastructure failure (resume it), NULL for any other kind (the
+ * outcome's status stands). */
+const char *run_status_on_error(enum err_kind k);
 
 /*
  * What a whole program's run made of the program (egg optimize --split),

@@ -190,7 +190,7 @@ static json_t *result_entry(const struct task_state *ts)
 	json_object_set_new(e, "status", json_string(task_status_name(ts->status)));
 	if (ts->status != TASK_DONE) {
 		json_object_set_new(e, "verdict", json_string(ts->status == TASK_FAILED ? "fail" : "not judged"));
-		json_object_set(e, "reason", json_object_get(ts->result, "stop_reason") ?: json_null());
+		json_object_set_new(e, "reason", ts->stop.reason[0] ? json_string(ts->stop.reason) : json_null());
 	}
 	return e;
 }

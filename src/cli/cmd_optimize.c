@@ -113,27 +113,30 @@ static void say_written(const struct cmd_ctx *ctx, const char *what, const char 
 
 /* The exit code of a one-task run (outcome.h), with its one line on
  * stderr; a budget that ended the search early is said too. */
-static int task_exit(struct cmd_ctx *ctx, const struct run *run)
+static int task_exit(struct cmd_ctx *ctx, struct run *run)
 {
 	const struct task_state *ts = run_task(run, 0);
 	char *subject = xasprintf("'%s'", ctx->args.v[0]);
 	struct outcome_words words = { "task", subject, NULL, ctx->cfg.llm_spool };
 	int code = run_exit_code(run, OUTCOME_ONE_TASK, &words);
 	free(subject);
-	if (code == EXIT_DONE && !strcmp(ts->error_kind, "budget") && !ctx->json)
-		fprintf(stderr, "egg: stopped early: %s\n", json_string_value(json_object_get(ts->result, "stop_reason")) ?: "");
+	if (code == EXIT_DONE && ts->stop.cause == STOP_BUDGET && !ctx->json)
+		fprintf(stderr, "egg: stopped early: %s\n", ts->stop.reason);
 	return code;
 }
 
-/* egg optimize TASK.py --split: the whole program (run/whole.h). */
+/* egg optimize TASK.py --split: the whole program (run/whole.h); what it
+ * comes to (-o, the exit code and its line) is outcome.c's, from the
+ * verdict run_whole_program gives. */
 static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *program, const char *output,
 			  struct whole_opts wo, const char *resume, int quiet)
 {
 	struct run *run;
+	struct program_verdict v = PROGRAM_VERDICT_INIT;
+	struct run_outcome o;
 	json_t *prog = NULL;
-	const json_t *e, *uc;
-	int code, unchanged, slower;
-	char *again = resume ? NULL : go_on_with(ctx, ro->config);
+	int code;
+	char *again = resume ? NULL : go_on_with(ctx, ro->config), *subject = NULL, *resume_cmd = NULL;
 	struct beat beat = BEAT_INIT;
 	/* The program's own jobs (the split, its baselines, the composed
 	 * program's evaluation) say each step and a line at least every
@@ -154,65 +157,37 @@ static int optimize_whole(struct cmd_ctx *ctx, struct run_opts *ro, const char *
 	if (!ctx->json)
 		fprintf(stderr, "egg: optimizing the program '%s' part by part on %s; run %s\n", ctx->args.v[0], ctx->device,
 			run_id(run));
-	prog = run_whole_program(run, program, &wo);
-	if (!prog) {
+	if (!(prog = run_whole_program(run, program, &wo, &v))) {
+		run_end_on_error(run);	/* "refused" on the user's input, never read as interrupted */
 		code = err_report();
 		goto out;
 	}
 	json_object_set_new(prog, "run_id", json_string(run_id(run)));
 	if (!ctx->json)
 		report_print_program(stderr, prog);
-	e = json_object_get(prog, "end_to_end");
-	/* -o gets a program with kernels in it (an unchanged one is the input)
-	 * that beats the original run its best way, by the user's clock. */
-	unchanged = json_is_true(json_object_get(prog, "unchanged"));
-	uc = json_object_get(prog, "user_clock");
-	slower = json_is_true(json_object_get(uc, "judged")) && !json_is_true(json_object_get(uc, "faster"));
-	if (json_is_true(json_object_get(prog, "finished")) && output && !unchanged && !slower &&
-	    eval_passed(e) && copy_kernel(prog, "composed", output) < 0) {
+	run_outcome_of(run, &o);
+	/* -o gets a program with kernels in it that beats the original run its
+	 * best way, by the user's clock. */
+	if (output && program_outcome_dropin(&o, &v) && copy_kernel(prog, "composed", output) < 0) {
 		code = err_report();
 		goto out;
 	}
 	if (ctx->json)
 		cmd_print_json(json_incref(prog));
+	subject = xasprintf("'%s'", ctx->args.v[0]);
+	resume_cmd = xasprintf("egg optimize %s --split --resume %s", ctx->args.v[0], run_id(run));
 	{
-		char *subject = xasprintf("'%s'", ctx->args.v[0]);
-		char *resume_cmd = xasprintf("egg optimize %s --split --resume %s", ctx->args.v[0], run_id(run));
 		struct outcome_words words = { "subgraph task", subject, resume_cmd, ctx->cfg.llm_spool };
-		struct run_outcome o;
-		run_outcome_of(run, &o);
-		if (run_outcome_finished(&o) && !eval_passed(e)) {
-			/* Even the program without kernels failed: egg's own split is wrong. */
-			err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition "
-				"is wrong for it; please report it", json_string_value(json_object_get(e, "reason")) ?: "?");
-			code = err_report();
-		} else if ((code = run_exit_code(run, OUTCOME_ANY_FOUND, &words)) == EXIT_DONE && unchanged) {
-			/* Kernels were found, and none went into the program. */
-			err_set(ERR_REJECTED, "no kernel went into %s: the program is unchanged%s%s%s", subject,
-				output ? " ('" : "", output ? output : "", output ? "' is not written)" : "");
-			code = err_report();
-		} else if (code == EXIT_DONE && slower) {
-			/* It passed, and it is slower than what the user runs today. */
-			const json_t *orig = json_object_get(uc, "best_original"), *d = json_object_get(uc, "best_dropin");
-			err_set(ERR_REJECTED, "the drop-in is not faster than the program as its user runs it: %.4f ms per "
-				"forward (%s) against the original's %.4f ms (%s), by wall clock%s%s%s%s; it stays in '%s'",
-				json_num(d, "wall_ms"), json_string_value(json_object_get(d, "way")) ?: "none ran",
-				json_num(orig, "wall_ms"), json_string_value(json_object_get(orig, "way")) ?: "none ran",
-				json_is_true(json_object_get(uc, "within_noise"))
-					? " (the median is lower, but the drop-in's slowest round is not faster than the "
-					  "original's fastest: within the noise)"
-					: "",
-				output ? " ('" : "", output ? output : "", output ? "' is not written)" : "",
-				json_string_value(json_object_get(prog, "composed")) ?: "?");
-			code = err_report();
-		} else if (code == EXIT_DONE && !ctx->json) {
-			say_written(ctx, "the drop-in", output);
-			printf("%s\n", json_string_value(json_object_get(prog, "composed")));
-		}
-		free(subject);
-		free(resume_cmd);
+		code = program_outcome_exit(&o, &v, &words, output);
+	}
+	if (code == EXIT_DONE && !ctx->json) {
+		say_written(ctx, "the drop-in", output);
+		printf("%s\n", output ? output : v.composed);
 	}
 out:
+	free(subject);
+	free(resume_cmd);
+	program_verdict_clear(&v);
 	json_decref(prog);
 	run_close(run);
 	return code;

@@ -42,11 +42,13 @@ struct pipe *pipe_fork(struct pipe *p)
 }
 
 /* Brings what branch b did into p (its records, calls, decisions and
- * candidates, after p's own), and frees b. The first branch joined that
- * stopped gives the reason. */
+ * candidates, after p's own), and frees b. The task's stop record is p's
+ * or b's, whole, by the join rule (stop.h). */
 void pipe_join(struct pipe *p, struct pipe *b)
 {
 	struct agents *a = p->env->agents, *ba = &b->own_agents;
+	struct stop full;
+	int dropped = 0;
 	recorder_replay(p->env->rec, b->own_env.rec);
 	usage_add_since(&a->used, &ba->used, &b->base);
 	for (size_t i = b->base_decisions; i < json_array_size(b->decisions); i++)
@@ -57,19 +59,18 @@ void pipe_join(struct pipe *p, struct pipe *b)
 			continue;
 		}
 		cand_free(b->cands[i]);
-		p->broken = p->stop = 1;
+		if (!dropped++)
+			stop_set(&full, STOP_EGG, NULL, "stopped: egg's candidate table is full (%d candidates)", MAX_CANDS);
 	}
-	if (b->stop && !p->stop) {
+	if (dropped)
+		pipe_stop(p, &full);
+	/* The task's stop is one record, p's or b's, whole (stop_join): a wait
+	 * keeps its key and its reason together, whatever the other branch met. */
+	if (b->stop) {
 		p->stop = 1;
-		memcpy(p->out->stop_reason, b->out->stop_reason, sizeof(p->out->stop_reason));
-		memcpy(p->out->pending_key, b->out->pending_key, sizeof(p->out->pending_key));
-		memcpy(a->waiting_key, ba->waiting_key, sizeof(a->waiting_key));
+		if (stop_join(&p->out->stop, &b->out->stop))
+			memcpy(a->waiting_key, ba->waiting_key, sizeof(a->waiting_key));
 	}
-	/* Branches that stopped for different causes: the task keeps the one
-	 * of highest rank (a wait, then an infrastructure stop, then a budget),
-	 * the first of that rank. */
-	if (stop_causes[b->out->stop_cause].rank > stop_causes[p->out->stop_cause].rank)
-		p->out->stop_cause = b->out->stop_cause;
 	p->broken |= b->broken;
 	if (b->chain > p->chain)
 		p->chain = b->chain;

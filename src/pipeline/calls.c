@@ -32,18 +32,6 @@ void pipe_progress(struct pipe *p, const char *stage, const char *fmt, ...)
 	p->env->progress(p->env->progress_ctx, stage, text);
 }
 
-/* A wait outranks an infrastructure stop (the reply may come, and the task
- * goes on where it stopped), which outranks a spent budget. */
-const struct stop_cause_info stop_causes[STOP_CAUSE_COUNT] = {
-	[STOP_NONE] = { NULL, 0, 0 },
-	[STOP_BUDGET] = { "budget", 0, 1 },
-	[STOP_LLM] = { "llm", 1, 2 },
-	[STOP_WORKER] = { "worker", 1, 2 },
-	[STOP_NO_MEMORY] = { "memory", 1, 2 },
-	[STOP_STORE] = { "store", 1, 2 },
-	[STOP_WAITING] = { "waiting", 0, 3 },
-};
-
 /* ---- decisions ---- */
 
 /* Records a decision of kind `k` with its fields (stolen; NULL: none). */
@@ -94,34 +82,29 @@ json_t *pipe_json_call(struct pipe *p, enum prompt_id id, enum reply_schema sche
  * After an agent gave nothing usable. A malformed reply (twice) is the
  * caller's to record: returns 0 and the run goes on. An LLM that failed
  * after its retries, a spent budget, or a reply awaited in the spool stops
- * the run here: that is recorded as what it is, and 1 is returned.
+ * the run here: the decision records this stop as what it is, the task
+ * takes it by the join rule (pipe_stop), and 1 is returned.
  */
 int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, const char *subject)
 {
 	struct agents *a = p->env->agents;
-	char *why = p->out->stop_reason;
-	size_t len = sizeof(p->out->stop_reason);
-	if (p->out->stop_cause == STOP_STORE)
+	struct stop s;
+	if (p->out->stop.cause == STOP_STORE)
 		return 1;
 	if (oc == AGENT_MALFORMED || oc == AGENT_OK)
 		return 0;
-	if (oc == AGENT_WAITING) {
-		snprintf(why, len, "stopped: no reply for call %ld (waiting): %s", a->used.calls + 1, err_msg());
-		snprintf(p->out->pending_key, sizeof(p->out->pending_key), "%s", a->waiting_key);
-		p->out->stop_cause = STOP_WAITING;
-	} else if (oc == AGENT_BUDGET) {
-		snprintf(why, len, "stopped: %s", err_msg());
-		p->out->stop_cause = STOP_BUDGET;
-	} else {
+	if (oc == AGENT_WAITING)
+		stop_set(&s, STOP_WAITING, a->waiting_key, "stopped: no reply for call %ld (waiting): %s",
+			 a->used.calls + 1, err_msg());
+	else if (oc == AGENT_BUDGET)
+		stop_set(&s, STOP_BUDGET, NULL, "stopped: %s", err_msg());
+	else
 		/* A key refused mid-run (llm.h: ERR_INPUT) is no outage: said as what it is. */
-		snprintf(why, len, "stopped: %s (the %s stage's call for %s): %s",
+		stop_set(&s, STOP_LLM, NULL, "stopped: %s (the %s stage's call for %s): %s",
 			 err_kind() == ERR_INPUT ? "the LLM endpoint refused egg's request" : "LLM unreachable", stage,
 			 subject, err_msg());
-		p->out->stop_cause = STOP_LLM;
-	}
-	p->stop = 1;
-	pipe_decide(p, stage, DEC_STOPPED, json_pack("{s:s, s:s}", "cause", stop_causes[p->out->stop_cause].name,
-						     "reason", why));
+	pipe_stop(p, &s);
+	pipe_decide(p, stage, DEC_STOPPED, json_pack("{s:s, s:s}", "cause", stop_cause_name(s.cause), "reason", s.reason));
 	return 1;
 }
 
@@ -137,11 +120,18 @@ int pipe_store_broken(struct pipe *p)
 	const char *e = p->env->store_rec ? recorder_store_error(p->env->store_rec) : NULL;
 	if (!e)
 		return 0;
-	if (p->out->stop_cause != STOP_STORE) {
-		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "stopped: the run store cannot be written: %s",
-			 e);
-		p->out->stop_cause = STOP_STORE;
-		p->stop = 1;
+	if (p->out->stop.cause != STOP_STORE) {
+		struct stop s;
+		stop_set(&s, STOP_STORE, NULL, "stopped: the run store cannot be written: %s", e);
+		pipe_stop(p, &s);
 	}
 	return 1;
+}
+
+void pipe_stop(struct pipe *p, const struct stop *s)
+{
+	stop_join(&p->out->stop, s);
+	p->stop = 1;
+	if (s->cause == STOP_EGG)
+		p->broken = 1;
 }

@@ -61,9 +61,10 @@ static json_t *evaluate(struct pipe *p, const struct cand *c)
 	p->wait_ms += t1 - t0;
 	p->eval_ms += time_mono_ms() - t1;
 	if (!res) {
-		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "evaluation failed: %s", err_msg());
-		p->out->stop_cause = err_kind() == ERR_NO_MEMORY ? STOP_NO_MEMORY : STOP_WORKER;
-		p->stop = 1;
+		struct stop s;
+		stop_set(&s, err_kind() == ERR_NO_MEMORY ? STOP_NO_MEMORY : STOP_WORKER, NULL, "evaluation failed: %s",
+			 err_msg());
+		pipe_stop(p, &s);
 	}
 	return res;
 }
@@ -98,10 +99,11 @@ struct cand *pipe_new_cand(struct pipe *p, const char *id, const char *parent, c
 {
 	struct cand *c;
 	if (p->ncands == MAX_CANDS) {
+		struct stop s;
 		free(source);
 		err_set(ERR_INFRA, "egg's candidate table is full (%d candidates)", MAX_CANDS);
-		snprintf(p->out->stop_reason, sizeof(p->out->stop_reason), "stopped: %s", err_msg());
-		p->broken = p->stop = 1;
+		stop_set(&s, STOP_EGG, NULL, "stopped: %s", err_msg());
+		pipe_stop(p, &s);
 		return NULL;
 	}
 	c = xcalloc(1, sizeof(*c));

@@ -1,6 +1,6 @@
 /* io.h: what one task's pipeline run takes and gives: its options, what it
  * works with (the pool, the agents, the recorders), its result and why it
- * stopped early. The types alone: pipeline.h runs the method on them, and
+ * stopped early (stop.h). The types alone: pipeline.h runs the method on them, and
  * the phase files (pipe.h) share them without reaching back up. */
 #ifndef EGG_PIPELINE_IO_H
 #define EGG_PIPELINE_IO_H
@@ -12,6 +12,7 @@
 #include "../eval/pool.h"
 #include "../store/record.h"
 #include "stages.h"
+#include "stop.h"
 
 struct pipeline_opts {
 	int seeds;		/* S structurally different seeds (2; 1 with --no-multi-seed) */
@@ -54,39 +55,13 @@ struct pipeline_env {
 	void *progress_ctx;
 };
 
-/*
- * Why a task's pipeline ended before its end: one cause. Each has the name
- * records carry ("stop_cause") and what it makes of the task: a wait for a
- * reply, a stop (infrastructure: the same command again goes on), or an
- * end that is the task's result (a budget spent).
- */
-enum stop_cause {
-	STOP_NONE,		/* it ran to its end */
-	STOP_BUDGET,		/* a token or cost budget was spent */
-	STOP_LLM,		/* the LLM failed after its retries */
-	STOP_WORKER,		/* the evaluator failed (infrastructure) */
-	STOP_NO_MEMORY,		/* an evaluation its device's memory cannot hold */
-	STOP_STORE,		/* the run store refused a write */
-	STOP_WAITING,		/* a reply is awaited in the --llm-spool folder */
-	STOP_CAUSE_COUNT
-};
-
-struct stop_cause_info {
-	const char *name;	/* "budget", "llm", "worker", "memory", "store", "waiting"; NULL for none */
-	int infra;		/* an infrastructure failure: the task is stopped, not done */
-	int rank;		/* which cause a task keeps when its branches stopped for several */
-};
-extern const struct stop_cause_info stop_causes[STOP_CAUSE_COUNT];
-
 struct pipeline_result {
 	int found;		/* a valid kernel exists */
 	char *source;		/* the best kernel (owned) */
 	char *id;		/* its candidate id (owned) */
 	json_t *eval;		/* its evaluation (owned) */
 	json_t *stage_rows;	/* [{stage, title, kernel_ms, speedup_eager, speedup_compile}] (owned) */
-	char stop_reason[512];	/* why the run ended early, or "" */
-	enum stop_cause stop_cause;	/* why it ended early (stop_causes), or STOP_NONE */
-	char pending_key[65];	/* STOP_WAITING: the awaited request's key */
+	struct stop stop;	/* why it ended early (stop.h), or cause STOP_NONE */
 	int llm_chain;		/* LLM calls on the longest chain of calls that waited on each other */
 	double llm_s;		/* waiting for LLM replies (not cached), summed over concurrent calls */
 	double eval_s;		/* evaluating and profiling, summed over concurrent jobs */
@@ -96,9 +71,10 @@ struct pipeline_result {
 	json_t *extras;		/* the rounds the task's effort gave beyond the flags' pipeline and what each
 				 * gained: [{kind: "round"|"fresh_seed", candidate, round|seed, why,
 				 * gained: the speedup it brought, or null}] (owned) */
-	json_t *sol_stop;	/* the early stop at the speed of light, or NULL (owned):
-				 * {after_stage, sol_pct, threshold_pct, skipped_stages, skipped_calls_est,
-				 *  tokens_per_call, tokens_saved_est} */
+	json_t *sol_stop;	/* the early end at the speed of light, or NULL (owned; not a stop: the
+				 * task ran to its end, its later stages skipped): {after_stage, sol_pct,
+				 * threshold_pct, skipped_stages, skipped_calls_est, tokens_per_call,
+				 * tokens_saved_est, note (its sentence)} */
 };
 
 #endif

@@ -48,7 +48,7 @@ struct pipe {
 	struct cand *pool[PIPELINE_MAX_TOP_K];
 	int npool;
 	json_t *decisions;	/* the decisions so far (decisions.h), carried between stages */
-	int stop;		/* 1: stop now (budget or infrastructure) */
+	int stop;		/* 1: stop now (out->stop says why) */
 	int at_sol;		/* the best kernel reached --stop-at-sol: later stages are skipped */
 	int broken;		/* egg itself failed (err holds why); the run stops */
 	int chain;		/* LLM calls on the longest chain of calls that waited on each other */
@@ -72,8 +72,8 @@ void cand_free(struct cand *c);
 /* A branch of `p`: the same state, recording into a buffer, counting its own calls. */
 struct pipe *pipe_fork(struct pipe *p);
 /* Brings what branch b did into p (its records, calls, decisions and
- * candidates, after p's own), and frees b. The first branch joined that
- * stopped gives the reason. */
+ * candidates, after p's own), and frees b. The task's stop record is p's
+ * or b's, whole, by the join rule (stop_join): never a mix of the two. */
 void pipe_join(struct pipe *p, struct pipe *b);
 /* Drops what branch b did (it recorded nothing that must stay and made no
  * candidate) and frees it. */
@@ -107,6 +107,10 @@ char *pipe_code_call(struct pipe *p, enum prompt_id id, struct prompt_vars *v, c
 		     const char *candidate, enum agent_outcome *oc);
 json_t *pipe_json_call(struct pipe *p, enum prompt_id id, enum reply_schema schema, struct prompt_vars *v,
 		       const char *stage, const char *candidate, enum agent_outcome *oc);
+/* The task stops for `s` (made by stop_set): its record becomes s when s
+ * outranks the one it has (stop_join), and the pipeline stops; STOP_EGG
+ * marks egg itself broken too. The one way the pipeline takes a stop. */
+void pipe_stop(struct pipe *p, const struct stop *s);
 /* After an agent gave nothing usable: 1 when the task stops here. */
 int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, const char *subject);
 /* The run store refused a write: the task stops (STOP_STORE); 1 when it did. */

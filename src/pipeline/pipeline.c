@@ -52,10 +52,12 @@ static int planned_calls(const struct pipe *p, int stage)
 }
 
 /*
- * The early stop at the speed of light: once the best kernel is within
+ * The early end at the speed of light: once the best kernel is within
  * --stop-at-sol of the roofline bound, the stages still to come are skipped
- * (what more tokens could buy is below the timing noise); the stop records
- * what they would have cost, estimated from the tokens per call so far.
+ * (what more tokens could buy is below the timing noise). It is the task's
+ * result, not a stop (the task ran to its end): sol_stop records what the
+ * skipped stages would have cost, estimated from the tokens per call so
+ * far, and its note says so in a sentence.
  */
 static void check_sol(struct pipe *p, const char *after)
 {
@@ -63,6 +65,7 @@ static void check_sol(struct pipe *p, const char *after)
 	double sol, per_call;
 	int calls = 0;
 	json_t *skipped;
+	char *note;
 	if (p->o->stop_at_sol <= 0 || !p->npool || p->stop || p->at_sol)
 		return;
 	sol = json_num(p->pool[0]->eval, "sol_pct");
@@ -82,17 +85,16 @@ static void check_sol(struct pipe *p, const char *after)
 	}
 	p->at_sol = 1;
 	per_call = a->used.calls ? (double)usage_tokens(&a->used) / a->used.calls : 0;
-	p->out->sol_stop = json_pack("{s:s, s:f, s:f, s:o, s:i, s:f, s:f}", "after_stage", after, "sol_pct", sol,
+	note = xasprintf("at the speed of light: %s runs at %.0f%% of the roofline bound after the %s stage "
+			 "(--stop-at-sol %.0f); %d later LLM call(s) skipped, about %.0f tokens saved", p->pool[0]->id, sol,
+			 after, p->o->stop_at_sol, calls, calls * per_call);
+	p->out->sol_stop = json_pack("{s:s, s:f, s:f, s:o, s:i, s:f, s:f, s:s}", "after_stage", after, "sol_pct", sol,
 				     "threshold_pct", p->o->stop_at_sol, "skipped_stages", skipped, "skipped_calls_est",
-				     calls, "tokens_per_call", per_call, "tokens_saved_est", calls * per_call);
-	snprintf(p->out->stop_reason, sizeof(p->out->stop_reason),
-		 "at the speed of light: %s runs at %.0f%% of the roofline bound after the %s stage (--stop-at-sol %.0f); "
-		 "%d later LLM call(s) skipped, about %.0f tokens saved", p->pool[0]->id, sol, after, p->o->stop_at_sol,
-		 calls, calls * per_call);
+				     calls, "tokens_per_call", per_call, "tokens_saved_est", calls * per_call, "note", note);
 	pipe_decide(p, after, DEC_AT_SOL, json_pack("{s:s, s:f, s:s, s:f, s:i, s:f, s:s}", "candidate", p->pool[0]->id,
 						"sol_pct", sol, "after_stage", after, "threshold_pct", p->o->stop_at_sol,
-						"skipped_calls", calls, "tokens_saved", calls * per_call, "reason",
-						p->out->stop_reason));
+						"skipped_calls", calls, "tokens_saved", calls * per_call, "reason", note));
+	free(note);
 }
 
 /* The decisions a rule made without a call, as the result's rule_skips. */

@@ -12,9 +12,9 @@ void pipeline_opts_init(struct pipeline_opts *o);
 
 /*
  * Runs the method. Returns 0 when it ran to its end or stopped gracefully
- * (budget, infrastructure, a reply awaited: see the result's flags); -1 when
- * egg itself failed (err says why; the result still holds the best kernel
- * found before). Every step lands in env->rec.
+ * (budget, infrastructure, a reply awaited: the result's stop says why); -1 when
+ * egg itself failed (its stop is STOP_EGG; the result still holds the best
+ * kernel found before). Every step lands in env->rec.
  */
 int pipeline_run(struct pipeline_env *env, const struct pipeline_opts *o, struct pipeline_result *out);
 void pipeline_result_clear(struct pipeline_result *r);

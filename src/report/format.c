@@ -78,11 +78,19 @@ const char *fmt_rate(double v, char *out)
 	return figure("%.0f%%", 100 * v, out, 16);
 }
 
-/* The task's stop reason without a leading "STATUS: " that repeats its
- * shown status ("stopped: stopped: ..."); NULL when it has none. */
+/* The words a task shows beside its status: its stop's reason, else why
+ * it found no kernel ("no_kernel"; an older record kept both in its
+ * stop_reason); NULL when it has none. */
+const char *fmt_why(const json_t *t)
+{
+	return json_string_value(json_object_get(t, "stop_reason")) ?: json_string_value(json_object_get(t, "no_kernel"));
+}
+
+/* fmt_why without a leading "STATUS: " that repeats its shown status
+ * ("stopped: stopped: ..."); NULL when it has none. */
 const char *fmt_reason(const json_t *t)
 {
-	const char *why = json_string_value(json_object_get(t, "stop_reason")), *st = fmt_status(t);
+	const char *why = fmt_why(t), *st = fmt_status(t);
 	size_t len = strlen(st);
 	if (why && !strncmp(why, st, len) && !strncmp(why + len, ": ", 2))
 		return why + len + 2;

@@ -21,7 +21,9 @@ const char *fmt_words(const char *name, char *out, size_t n);
  * else its beginning and its end around "...", so that names that differ
  * only at the end (a layer's q, k, v and o) still read apart. */
 const char *fmt_middle(const char *name, int width, char *out, size_t n);
-/* The stop reason without a leading "STATUS: " repeating the shown status; NULL if none. */
+/* The words beside a task's status: its stop's reason, else why it found no kernel; NULL if none. */
+const char *fmt_why(const json_t *task);
+/* fmt_why without a leading "STATUS: " repeating the shown status; NULL if none. */
 const char *fmt_reason(const json_t *task);
 /* "42%" for a rate, or "-" (no finished task); `out` holds 16 bytes. */
 const char *fmt_rate(double v, char *out);

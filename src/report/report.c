@@ -312,7 +312,7 @@ json_t *report_compute(struct store *s, const char *run_id)
 					json_object_get(t, "path"), "group", json_object_get(t, "group"), "status",
 					json_object_get(t, "status"));
 		const char *keys[] = { "found", "kernel_ms", "eager_ms", "compile_ms", "speedup_eager", "speedup_compile",
-				       "final_kernel", "stop_reason", "error_kind", "wall_s", "device", "stages", "run_dir",
+				       "final_kernel", "stop_reason", "no_kernel", "error_kind", "wall_s", "device", "stages", "run_dir",
 				       "pending_key", "roofline_ms", "roofline", "sol_pct", "eager_sol_pct",
 				       "compile_sol_pct", "practical_pct", "sol_stop", "rule_skips", "existing_ms", "speedup_existing", "existing_error",
 				       "time", NULL };
@@ -442,7 +442,11 @@ void report_print_text(FILE *f, const json_t *rep)
 	size_t i;
 	fprintf(f, "run %s (%s, %s)\n", json_string_value(json_object_get(run, "id")),
 		json_string_value(json_object_get(run, "command")), json_string_value(json_object_get(run, "status")));
-	if (json_string_value(json_object_get(run, "stop_reason")))
+	if (json_string_value(json_object_get(run, "stop_reason")) &&
+	    !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "refused"))
+		fprintf(f, "run refused: %s (the input is at fault: fix it and run the command again; there is nothing to "
+			"resume)\n", json_string_value(json_object_get(run, "stop_reason")));
+	else if (json_string_value(json_object_get(run, "stop_reason")))
 		fprintf(f, "run stopped: %s\n", json_string_value(json_object_get(run, "stop_reason")));
 	{
 		char *setup = fmt_setup_line(rep);
@@ -480,8 +484,7 @@ void report_print_text(FILE *f, const json_t *rep)
 			fprintf(f, "\n");
 		}
 		else
-			fprintf(f, "%12s %10s %10s %6s  %s\n", "-", "-", "-", "-",
-				json_string_value(json_object_get(t, "stop_reason")) ?: "");
+			fprintf(f, "%12s %10s %10s %6s  %s\n", "-", "-", "-", "-", fmt_why(t) ?: "");
 	}
 	if (json_is_object(json_object_get(rep, "program")))
 		report_print_program(f, json_object_get(rep, "program"));
@@ -506,7 +509,7 @@ char *report_csv(const json_t *rep)
 					    "compile_sol_pct", "prompt_tokens", "completion_tokens", "cached_prompt_tokens",
 					    "cache_write_tokens", "reasoning_tokens", "cost_usd", "cache_saved_usd", "wall_s",
 					    "device", "final_kernel", "stop_reason", "llm_s", "eval_s", "device_wait_s",
-					    "llm_chain", NULL };
+					    "llm_chain", "no_kernel", NULL };
 	struct buf b = BUF_INIT;
 	const json_t *t;
 	size_t i;

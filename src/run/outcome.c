@@ -21,9 +21,8 @@ void outcome_count(const struct task_state *tasks, int n, const char *run_stop, 
 		switch (ts->status) {
 		case TASK_STOPPED:
 			if (!o->stopped++)
-				o->first_stop = json_string_value(json_object_get(ts->result, "stop_reason"))
-							?: "no reason recorded";
-			o->no_memory += !strcmp(json_string_value(json_object_get(ts->result, "stop_cause")) ?: "", "memory");
+				o->first_stop = ts->stop.reason[0] ? ts->stop.reason : "no reason recorded";
+			o->no_memory += ts->stop.cause == STOP_NO_MEMORY;
 			break;
 		case TASK_WAITING:
 			o->waiting++;
@@ -50,6 +49,16 @@ const char *run_outcome_status(const struct run_outcome *o)
 int run_outcome_finished(const struct run_outcome *o)
 {
 	return !o->stopped && !o->waiting && !o->run_stop;
+}
+
+int run_outcome_refused(const struct run_outcome *o, enum outcome_rule rule)
+{
+	return rule == OUTCOME_ONE_TASK && o->failed && run_outcome_finished(o);
+}
+
+const char *run_status_on_error(enum err_kind k)
+{
+	return k == ERR_INPUT ? "refused" : k == ERR_INFRA || k == ERR_NO_MEMORY ? "stopped" : NULL;
 }
 
 /*
@@ -135,7 +144,7 @@ static int waiting_exit(const struct run_outcome *o, const struct outcome_words 
 int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks, enum outcome_rule rule,
 		     const struct outcome_words *w)
 {
-	const json_t *result;
+	const struct task_state *ts = o->tasks && tasks ? tasks : NULL;
 	const char *why;
 	if (o->stopped || o->run_stop)
 		return stopped_exit(o, w, rule == OUTCOME_ONE_TASK);
@@ -153,8 +162,10 @@ int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks
 		err_set(ERR_REJECTED, "%d of %d %s(s) passed (%s)", o->found, o->tasks, w->unit, w->subject);
 		return err_report();
 	case OUTCOME_ONE_TASK:
-		result = o->tasks ? tasks[0].result : NULL;
-		why = json_string_value(json_object_get(result, "stop_reason"));
+		/* Why there is no kernel: the task's stop (a spent budget, a bad
+		 * task), else the words its result gives (no seed passed). */
+		why = !ts ? NULL : ts->stop.cause != STOP_NONE ? ts->stop.reason
+			: json_string_value(json_object_get(ts->result, "no_kernel"));
 		if (o->failed) {
 			err_set(ERR_INPUT, "%s", why ?: "bad task");
 			return err_report();
@@ -165,4 +176,61 @@ int run_outcome_exit(const struct run_outcome *o, const struct task_state *tasks
 		return err_report();
 	}
 	return EXIT_INFRA;
+}
+
+void program_verdict_clear(struct program_verdict *v)
+{
+	free(v->original_way);
+	free(v->dropin_way);
+	free(v->reason);
+	free(v->composed);
+	*v = (struct program_verdict)PROGRAM_VERDICT_INIT;
+}
+
+/* A drop-in the user's clock judged and found no faster than the original. */
+static int program_slower(const struct program_verdict *v)
+{
+	return v->judged && !v->faster;
+}
+
+int program_outcome_dropin(const struct run_outcome *o, const struct program_verdict *v)
+{
+	return run_outcome_finished(o) && o->found && v->finished && v->passed && !v->unchanged && !program_slower(v);
+}
+
+int program_outcome_exit(const struct run_outcome *o, const struct program_verdict *v, const struct outcome_words *w,
+			 const char *output)
+{
+	const char *out = output;
+	int code;
+	if (run_outcome_finished(o) && v->finished && !v->passed) {
+		/* Even the program without kernels failed: egg's own split is wrong. */
+		err_set(ERR_INFRA, "the composed program does not match the program (%s): egg's split or composition is "
+			"wrong for it; please report it", v->reason ? v->reason : "?");
+		return err_report();
+	}
+	if ((code = run_outcome_exit(o, NULL, OUTCOME_ANY_FOUND, w)) != EXIT_DONE)	/* the rule reads no task */
+		return code;
+	if (v->unchanged) {
+		/* Kernels were found, and none went into the program. */
+		err_set(ERR_REJECTED, "no kernel went into %s: the program is unchanged%s%s%s", w->subject,
+			out ? " ('" : "", out ? out : "", out ? "' is not written)" : "");
+		return err_report();
+	}
+	if (program_slower(v)) {
+		/* It passed, and it is slower than what the user runs today. */
+		err_set(ERR_REJECTED, "the drop-in is not faster than the program as its user runs it: %.4f ms per forward "
+			"(%s) against the original's %.4f ms (%s), by wall clock%s%s%s%s; it stays in '%s'", v->dropin_ms,
+			v->dropin_way ? v->dropin_way : "none ran", v->original_ms,
+			v->original_way ? v->original_way : "none ran",
+			v->within_noise ? " (the median is lower, but the drop-in's slowest round is not faster than the "
+					  "original's fastest: within the noise)" : "",
+			out ? " ('" : "", out ? out : "", out ? "' is not written)" : "", v->composed ? v->composed : "?");
+		return err_report();
+	}
+	if (!program_outcome_dropin(o, v)) {
+		err_set(ERR_INFRA, "%s has no end-to-end verdict though its tasks finished: please report it", w->subject);
+		return err_report();
+	}
+	return EXIT_DONE;
 }

@@ -165,6 +165,7 @@ static int add_task(struct run *r, const char *path, const char *kernel, char *i
 	err_clear();
 	buf_release(&src);
 	if (store_task_add(r->shared.store, r->id, ts->task_id, ts->path, ts->group, hex) < 0) {
+		run_end_on_error(r);
 		free(ts->task_id);
 		free(ts->group);
 		free(ts->path);
@@ -184,6 +185,7 @@ static int add_task(struct run *r, const char *path, const char *kernel, char *i
 			ts->finished = 1;
 			ts->status = st;
 			ts->result = json_incref(json_object_get(t, "result"));
+			stop_read(ts->result, &ts->stop);
 		}
 	}
 	return 0;
@@ -407,10 +409,38 @@ void run_outcome_of(const struct run *r, struct run_outcome *o)
 	outcome_count(r->tasks, r->ntasks, r->stop_reason, o);
 }
 
-int run_exit_code(const struct run *r, enum outcome_rule rule, const struct outcome_words *w)
+/* The store records the run's end as `status` ("refused" or "stopped") and
+ * why; the pending error is cleared. A refused run the store does not take
+ * stays "running" there, and reads stopped (its process gone): the user's
+ * input error is still the one line said. */
+static void record_end(struct run *r, const char *status, const char *why)
+{
+	if (!strcmp(status, "stopped"))
+		run_mark_stopped(r, why);
+	else
+		store_run_set_status(r->shared.store, r->id, status, why);
+	err_clear();
+}
+
+void run_end_on_error(struct run *r)
+{
+	enum err_kind k = err_kind();
+	const char *status = run_status_on_error(k);
+	char *why;
+	if (!r || !status)
+		return;
+	why = xstrdup(err_msg());
+	record_end(r, status, why);
+	err_set(k, "%s", why);
+	free(why);
+}
+
+int run_exit_code(struct run *r, enum outcome_rule rule, const struct outcome_words *w)
 {
 	struct run_outcome o;
 	run_outcome_of(r, &o);
+	if (run_outcome_refused(&o, rule))
+		record_end(r, run_status_on_error(ERR_INPUT), r->tasks[0].stop.reason);
 	return run_outcome_exit(&o, r->tasks, rule, w);
 }
 

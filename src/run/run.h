@@ -53,7 +53,8 @@ struct run *run_resume(const struct config *cfg, const struct run_opts *o, const
 /*
  * Registers tasks (a resumed run already knows them). `run_dir`, for a run
  * of one task, is its folder (default STORE/runs/RUN/TASK). Returns 0, or -1
- * with ERR_INFRA when the store refuses.
+ * with ERR_INFRA when the store refuses (the run is recorded stopped when
+ * the store takes that: run_end_on_error).
  */
 int run_add_tasks(struct run *r, const struct strvec *paths, const char *run_dir);
 /* Task `path` (as registered) runs with options `po` (copied) in place of
@@ -78,8 +79,16 @@ void run_mark_stopped(struct run *r, const char *why);
 const char *run_stop_reason(const struct run *r);
 /* The run's outcome (outcome.h): its tasks counted. */
 void run_outcome_of(const struct run *r, struct run_outcome *o);
-/* The run's exit code with its one line (run_outcome_exit). */
-int run_exit_code(const struct run *r, enum outcome_rule rule, const struct outcome_words *w);
+/* The run's exit code with its one line (run_outcome_exit); a run that
+ * ends on its user's input by the rule (run_outcome_refused) is recorded
+ * "refused" with why. */
+int run_exit_code(struct run *r, enum outcome_rule rule, const struct outcome_words *w);
+/* The command ends its run on the pending error, which stays pending for
+ * the command to report: the store records the run as run_status_on_error
+ * says ("refused" for the user's input, "stopped" for an infrastructure
+ * failure) with the error's words, so that no reader takes it for an
+ * interrupted run to resume. NULL `r`: nothing to record. */
+void run_end_on_error(struct run *r);
 
 const char *run_id(const struct run *r);
 int run_task_count(const struct run *r);

@@ -117,23 +117,23 @@ static void baseline_progress(void *arg, const char *step, double job_s)
 	progress(b->sc, "baseline", text);
 }
 
-static json_t *failure(const char *task, const char *why);
+static json_t *failure(const char *task);
 
 /*
- * The task's end: its state and summary, then the store's row. When the
- * store refuses that row the task did not finish, whatever its pipeline
- * found: it is stopped (exit 3, a resume runs it again) with why, and the
- * stop is written in place of the summary when the store takes a smaller
- * write.
+ * The task's end: its state and summary from its stop record (the one
+ * writer of the record into a result: stop_write), then the store's row.
+ * When the store refuses that row the task did not finish, whatever its
+ * pipeline found: it is stopped (exit 3, a resume runs it again) with why,
+ * and the stop is written in place of the summary when the store takes a
+ * smaller write.
  */
-static void finish(struct run_shared *rc, struct task_state *ts, enum task_status status, const char *kind,
-		   json_t *result)
+static void finish(struct run_shared *rc, struct task_state *ts, const struct stop *stop, json_t *result)
 {
+	enum task_status status = stop_task_status(stop);
 	pthread_mutex_lock(&rc->mu);
 	ts->status = status;
-	snprintf(ts->error_kind, sizeof(ts->error_kind), "%s", kind);
-	json_object_set_new(result, "status", json_string(task_status_name(status)));
-	json_object_set_new(result, "error_kind", kind[0] ? json_string(kind) : json_null());
+	ts->stop = *stop;
+	stop_write(stop, result);
 	json_object_set_new(result, "wall_s", json_real((time_mono_ms() - ts->started) / 1000));
 	if (json_is_object(json_object_get(result, "time")))
 		json_object_set_new(json_object_get(result, "time"), "wall_s",
@@ -146,35 +146,43 @@ static void finish(struct run_shared *rc, struct task_state *ts, enum task_statu
 	ts->ended = time_mono_ms();
 	pthread_mutex_unlock(&rc->mu);
 	if (rc->store && store_task_finish(rc->store, rc->run_id, ts->task_id, status, result) < 0) {
-		char *why = xasprintf("stopped: the run store could not record the task's end (%s): %s",
-				      task_status_name(status), err_msg());
-		json_t *stop = failure(ts->path, why);
+		struct stop refused;
+		json_t *row = failure(ts->path);
+		stop_set(&refused, STOP_STORE, NULL, "stopped: the run store could not record the task's end (%s): %s",
+			 task_status_name(status), err_msg());
 		err_clear();
-		json_object_set(stop, "run_dir", json_object_get(result, "run_dir"));
-		json_object_set_new(stop, "status", json_string("stopped"));
-		json_object_set_new(stop, "error_kind", json_string("infra"));
-		json_object_set_new(stop, "infra_error", json_true());
+		json_object_set(row, "run_dir", json_object_get(result, "run_dir"));
+		stop_write(&refused, row);
 		pthread_mutex_lock(&rc->mu);
-		ts->status = TASK_STOPPED;
-		snprintf(ts->error_kind, sizeof(ts->error_kind), "infra");
+		ts->status = stop_task_status(&refused);
+		ts->stop = refused;
 		json_decref(ts->result);
-		ts->result = stop;
+		ts->result = row;
 		pthread_mutex_unlock(&rc->mu);
-		store_task_finish(rc->store, rc->run_id, ts->task_id, TASK_STOPPED, stop);
-		free(why);
+		store_task_finish(rc->store, rc->run_id, ts->task_id, ts->status, row);
 	}
 	err_clear();
 }
 
-/* The task ends on the pending error of kind `k`: failed when the task is
- * unusable (input), else stopped; one whose job its device's memory cannot
- * hold says so ("stop_cause": "memory"), since running it again will not
- * help (outcome.c advises accordingly). */
-static void finish_on_error(struct run_shared *rc, struct task_state *ts, enum err_kind k, json_t *result)
+/* The task ends without a result of its own ({task, found: false}, or
+ * `result` when not NULL), stopped for `cause` and `why`. */
+static void finish_stopped(struct run_shared *rc, struct task_state *ts, enum stop_cause cause, const char *why,
+			   json_t *result)
 {
-	if (k == ERR_NO_MEMORY)
-		json_object_set_new(result, "stop_cause", json_string("memory"));
-	finish(rc, ts, k == ERR_INPUT ? TASK_FAILED : TASK_STOPPED, k == ERR_INPUT ? "input" : "infra", result);
+	struct stop s;
+	stop_set(&s, cause, NULL, "%s", why);
+	finish(rc, ts, &s, result ? result : failure(ts->path));
+}
+
+/* The task ends on the pending error: failed when the task is unusable
+ * (ERR_INPUT), stopped otherwise; one whose job its device's memory cannot
+ * hold says so (STOP_NO_MEMORY), since running it again will not help
+ * (outcome.c advises accordingly). `result` as finish_stopped's. */
+static void finish_on_error(struct run_shared *rc, struct task_state *ts, json_t *result)
+{
+	enum err_kind k = err_kind();
+	finish_stopped(rc, ts, k == ERR_INPUT ? STOP_INPUT : k == ERR_NO_MEMORY ? STOP_NO_MEMORY : STOP_WORKER, err_msg(),
+		       result);
 }
 
 /* The summary object of one task's run (also `egg optimize --json`). */
@@ -210,11 +218,7 @@ static json_t *summary_of(const char *task, const char *device, const char *run_
 	 * sums run over calls and jobs that overlapped, so they may exceed it. */
 	json_object_set_new(s, "time", json_pack("{s:f, s:f, s:f, s:i}", "llm_s", r->llm_s, "eval_s", r->eval_s,
 						 "device_wait_s", r->device_wait_s, "llm_chain", r->llm_chain));
-	json_object_set_new(s, "stop_reason", r->stop_reason[0] ? json_string(r->stop_reason) : json_null());
-	json_object_set_new(s, "infra_error", json_boolean(stop_causes[r->stop_cause].infra));
-	if (stop_causes[r->stop_cause].name)
-		json_object_set_new(s, "stop_cause", json_string(stop_causes[r->stop_cause].name));
-	json_object_set_new(s, "budget_stop", json_boolean(r->stop_cause == STOP_BUDGET));
+	stop_write(&r->stop, s);
 	return s;
 }
 
@@ -271,9 +275,9 @@ static json_t *evaluate_existing(struct run_shared *rc, struct task_state *ts, s
 	return res;
 }
 
-static json_t *failure(const char *task, const char *why)
+static json_t *failure(const char *task)
 {
-	return json_pack("{s:s, s:b, s:s}", "task", task, "found", 0, "stop_reason", why);
+	return json_pack("{s:s, s:b}", "task", task, "found", 0);
 }
 
 /* A verdict as a number-or-null field of a judged pair's summary. */
@@ -309,8 +313,8 @@ static json_t *judged_summary(const struct task_state *ts, const char *device, c
 	if (pass)
 		json_object_set_new(s, "final_kernel", json_string(ts->kernel));
 	else
-		json_object_set_new(s, "stop_reason", json_sprintf("failed at %s: %s", stage,
-								   json_string_value(json_object_get(res, "reason")) ?: "no reason given"));
+		json_object_set_new(s, "no_kernel", json_sprintf("failed at %s: %s", stage,
+								 json_string_value(json_object_get(res, "reason")) ?: "no reason given"));
 	for (size_t i = 0; i < sizeof(from_verdict) / sizeof(from_verdict[0]); i++)
 		copy_field(s, from_verdict[i], res);
 	for (size_t i = 0; i < sizeof(from_baseline) / sizeof(from_baseline[0]); i++)
@@ -334,24 +338,23 @@ static void judge_kernel(struct run_shared *rc, struct task_state *ts, struct re
 	snprintf(ts->stage, sizeof(ts->stage), "judge");
 	pthread_mutex_unlock(&rc->mu);
 	if (fs_read(ts->kernel, &src) < 0) {
-		s = failure(ts->path, err_msg());
+		s = failure(ts->path);
 		json_object_set_new(s, "kernel", json_string(ts->kernel));
-		finish(rc, ts, TASK_FAILED, "input", s);
+		finish_stopped(rc, ts, STOP_INPUT, err_msg(), s);
 		return;
 	}
 	res = eval_candidate_pooled(rc->pool, ts->device, eo, task, buf_str(&src), baseline);
 	if (!res) {
-		enum err_kind k = err_kind();
-		s = failure(ts->path, err_msg());
+		s = failure(ts->path);
 		json_object_set_new(s, "kernel", json_string(ts->kernel));
-		finish_on_error(rc, ts, k, s);
+		finish_on_error(rc, ts, s);
 		buf_release(&src);
 		return;
 	}
 	recorder_candidate(rec, "kernel", "judge", buf_str(&src), res);
 	s = judged_summary(ts, eo->device, dir, baseline, res);
 	recorder_write_json(rec, "summary.json", s);
-	finish(rc, ts, TASK_DONE, "", s);
+	finish_stopped(rc, ts, STOP_NONE, "", s);
 	json_decref(res);
 	buf_release(&src);
 }
@@ -365,16 +368,16 @@ static int skipped_at_sol(struct run_shared *rc, struct task_state *ts, const js
 	if (!rc->po.skip_eager_at_sol || rc->po.stop_at_sol <= 0 ||
 	    !(json_number_value(json_object_get(baseline, "eager_sol_pct")) >= rc->po.stop_at_sol))
 		return 0;
-	r = failure(ts->path, "");
+	r = failure(ts->path);
 	why = xasprintf("skipped: PyTorch eager already runs at %.0f%% of the roofline bound (--stop-at-sol %.0f)",
 			json_number_value(json_object_get(baseline, "eager_sol_pct")), rc->po.stop_at_sol);
-	json_object_set_new(r, "stop_reason", json_string(why));
+	json_object_set_new(r, "no_kernel", json_string(why));
 	json_object_set_new(r, "skipped_at_sol", json_true());
 	json_object_set(r, "eager_ms", json_object_get(baseline, "eager_ms"));
 	json_object_set(r, "eager_sol_pct", json_object_get(baseline, "eager_sol_pct"));
 	json_object_set(r, "roofline_ms", json_object_get(baseline, "roofline_ms"));
 	free(why);
-	finish(rc, ts, TASK_DONE, "", r);
+	finish_stopped(rc, ts, STOP_NONE, "", r);
 	return 1;
 }
 
@@ -393,8 +396,7 @@ struct task_work {
 };
 
 /* The run folder's outputs: the final kernel, summary.json, the stage table. */
-static json_t *write_outputs(struct task_work *w, const struct pipeline_result *res, const struct agents *agents,
-			     int broken)
+static json_t *write_outputs(struct task_work *w, const struct pipeline_result *res, const struct agents *agents)
 {
 	char *final_path = NULL, *path;
 	json_t *summary;
@@ -411,16 +413,17 @@ static json_t *write_outputs(struct task_work *w, const struct pipeline_result *
 	free(final_path);
 	json_object_set_new(summary, "group", json_string(w->ts->group));
 	json_object_set_new(summary, "task_id", json_string(w->ts->task_id));
-	if (res->stop_cause == STOP_WAITING)
-		json_object_set_new(summary, "pending_key", json_string(res->pending_key));
+	/* A task that ran to its end without a kernel: why, in its own field
+	 * (not a stop: the task is done). */
+	if (!res->found && res->stop.cause == STOP_NONE)
+		json_object_set_new(summary, "no_kernel",
+				    json_sprintf("no seed passed evaluation (the decisions in %s say why each failed)", w->dir));
 	if (res->sol_stop)
 		json_object_set(summary, "sol_stop", res->sol_stop);
 	if (json_array_size(res->rule_skips))
 		json_object_set(summary, "rule_skips", res->rule_skips);
 	if (json_array_size(res->extras))
 		json_object_set(summary, "extras", res->extras);
-	if (broken)
-		json_object_set_new(summary, "infra_error", json_true());
 	if (recorder_failed(w->rec))
 		json_object_set_new(summary, "record_error",
 				    json_sprintf("some files of the run folder %s could not be written (a full disk?): the "
@@ -475,7 +478,6 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 		w->eo.precision, json_is_true(json_object_get(json_object_get(w->baseline, "work"), "half")),
 		json_object_get(w->baseline, "tolerance"), w->eo.atol, w->eo.rtol);
 	json_t *summary, *run;
-	int broken;
 
 	run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "egg", EGG_VERSION, "task", ts->path, "device",
 			w->eo.device, "device_text", device_text, "model", rc->cfg->model, "baseline", w->baseline,
@@ -508,14 +510,9 @@ static void run_pipeline(struct task_work *w, struct sink_ctx *sc)
 	env.existing_eval = w->existing_eval;
 	env.progress = progress;
 	env.progress_ctx = sc;
-	broken = pipeline_run(&env, ts->po ? ts->po : &rc->po, &res) < 0;
-	if (!res.found && res.stop_cause != STOP_WAITING && !res.stop_reason[0])
-		snprintf(res.stop_reason, sizeof(res.stop_reason),
-			 "no valid kernel: no seed passed evaluation (the decisions in %s say why each failed)", w->dir);
-	summary = write_outputs(w, &res, &agents, broken);
-	finish(rc, ts, res.stop_cause == STOP_WAITING ? TASK_WAITING
-		       : stop_causes[res.stop_cause].infra || broken ? TASK_STOPPED : TASK_DONE,
-	       stop_causes[res.stop_cause].infra || broken ? "infra" : res.stop_cause == STOP_BUDGET ? "budget" : "", summary);
+	pipeline_run(&env, ts->po ? ts->po : &rc->po, &res);	/* egg's own failure is its stop (STOP_EGG) */
+	summary = write_outputs(w, &res, &agents);
+	finish(rc, ts, &res.stop, summary);
 	pipeline_result_clear(&res);
 	free(precision_note);
 	free(device_text);
@@ -554,7 +551,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	if (rc->store && store_task_begin(rc->store, rc->run_id, ts->task_id) < 0) {
 		char *why = xasprintf("stopped: the run store cannot be written: %s", err_msg());
 		err_clear();
-		finish(rc, ts, TASK_STOPPED, "infra", failure(ts->path, why));
+		finish_stopped(rc, ts, STOP_STORE, why, NULL);
 		free(why);
 		goto out;
 	}
@@ -563,12 +560,12 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	w.eo.cache = rc->cache;
 	w.eo.cache_verdicts = 1;
 	if (fs_read(ts->path, &task) < 0) {
-		finish(rc, ts, TASK_FAILED, "input", failure(ts->path, err_msg()));
+		finish_stopped(rc, ts, STOP_INPUT, err_msg(), NULL);
 		goto out;
 	}
 	w.recorded_device_text = recorded_device_text(rc, dir, w.eo.device);
 	if (!(w.rec = recorder_open(dir, rc->store ? &sink : NULL))) {
-		finish(rc, ts, TASK_STOPPED, "infra", failure(ts->path, err_msg()));
+		finish_stopped(rc, ts, STOP_STORE, err_msg(), NULL);
 		goto out;
 	}
 	/* The task's own progress lines, not whatever its run's options carry. */
@@ -594,8 +591,7 @@ void task_run(struct run_shared *rc, struct task_state *ts)
 	w.eo.progress = NULL;
 	w.eo.progress_arg = NULL;
 	if (!baseline) {
-		enum err_kind k = err_kind();
-		finish_on_error(rc, ts, k, failure(ts->path, err_msg()));
+		finish_on_error(rc, ts, NULL);
 		goto out;
 	}
 	keep_compile_code(w.rec, baseline);

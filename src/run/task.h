@@ -41,14 +41,15 @@ struct task_state {
 	int device;
 	int running, finished;
 	char stage[32];
-	enum task_status status;	/* store.h: done, failed, waiting, stopped once finished */
+	enum task_status status;	/* store.h: done, failed, waiting, stopped once finished (from stop) */
 	long tokens;
 	double cost;
 	double started, ended;		/* monotonic ms */
 	json_t *result;			/* the summary, owned */
 	struct pipeline_opts *po;	/* its own options (a whole program's effort), owned; NULL: the run's */
 	char *po_why;			/* why it got them (po->effort_why points here), owned */
-	char error_kind[8];		/* "", "input", "infra", "budget" */
+	struct stop stop;		/* why it ended early, once finished (pipeline/stop.h): its status and
+					 * error kind follow from it */
 };
 
 /* Task ids from paths: GROUP__STEM, GROUP being the parent folder's name. */

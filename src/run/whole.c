@@ -334,7 +334,10 @@ static int take_result(json_t *sg, const struct task_state *ts, int cpu, int *un
 		json_object_set_new(sg, "eager_sol_pct", json_null());
 		json_object_set_new(sg, "roofline_ms", json_null());
 	}
-	json_t *why = json_incref(json_object_get(res, "stop_reason"));
+	/* Why, in words: the task's stop, else what its result says of no
+	 * kernel (an older record kept that in its stop_reason). */
+	json_t *why = ts->stop.cause != STOP_NONE ? json_string(ts->stop.reason)
+						   : json_incref(json_object_get(res, "no_kernel") ?: json_object_get(res, "stop_reason"));
 	if (ts->status == TASK_WAITING || ts->status == TASK_STOPPED) {
 		(*unfinished)++;
 		set_outcome(sg, ts->status == TASK_WAITING ? SG_WAITING : SG_STOPPED, why);
@@ -514,7 +517,8 @@ int whole_clearly_faster(const json_t *original, const json_t *dropin)
  * rounds). On a GPU that comparison decides ("judged"): a drop-in whose
  * best way is not faster than the original's, every round of it against
  * every round of the original's (whole_clearly_faster), is not a result
- * (cmd_optimize: exit 1, no -o); "within_noise" says when the medians alone
+ * (the verdict's judged and faster: outcome.c gives exit 1, no -o);
+ * "within_noise" says when the medians alone
  * would have called it faster. On the CPU interpreted kernels are always
  * slower and the figures are recorded unjudged, from one round, unless
  * EGG_JUDGE_CPU_SPEED=1 (the tests of the rule). -1 on an infrastructure
@@ -523,7 +527,14 @@ int whole_clearly_faster(const json_t *original, const json_t *dropin)
 #define USER_CLOCK_CALLS 100
 #define USER_CLOCK_ROUNDS 3
 
-static int user_clock(struct whole *w, json_t *out, int cpu)
+/* The name of a best way ("compiled", ...), owned, or NULL. */
+static char *way_of(const json_t *way)
+{
+	const char *name = json_string_value(json_object_get(way, "way"));
+	return name ? xstrdup(name) : NULL;
+}
+
+static int user_clock(struct whole *w, json_t *out, int cpu, struct program_verdict *v)
 {
 	struct buf text = BUF_INIT;
 	struct pool_slot *slot;
@@ -544,13 +555,20 @@ static int user_clock(struct whole *w, json_t *out, int cpu)
 	drop = best_way(json_object_get(res, "dropin"));
 	a = json_num(orig, "wall_ms");
 	b = json_num(drop, "wall_ms");
+	faster = json_is_object(orig) && json_is_object(drop) && whole_clearly_faster(orig, drop);
+	v->judged = judged;
+	v->faster = faster;
+	v->within_noise = !faster && !isnan(a) && !isnan(b) && b < a;
+	v->original_ms = a;
+	v->dropin_ms = b;
+	v->original_way = way_of(orig);
+	v->dropin_way = way_of(drop);
 	json_object_set_new(res, "calls", json_integer(USER_CLOCK_CALLS));
 	json_object_set_new(res, "best_original", orig);
 	json_object_set_new(res, "best_dropin", drop);
 	json_object_set_new(res, "speedup", !isnan(a) && !isnan(b) && b > 0 ? json_real(a / b) : json_null());
-	faster = json_is_object(orig) && json_is_object(drop) && whole_clearly_faster(orig, drop);
 	json_object_set_new(res, "faster", json_boolean(faster));
-	json_object_set_new(res, "within_noise", json_boolean(!faster && !isnan(a) && !isnan(b) && b < a));
+	json_object_set_new(res, "within_noise", json_boolean(v->within_noise));
 	json_object_set_new(res, "judged", json_boolean(judged));
 	json_object_set_new(out, "user_clock", res);
 	return 0;
@@ -680,19 +698,20 @@ out:
 
 /* No kernel went into the finished program: what was verified is the
  * program itself, and its time against eager is noise, no speedup. The
- * record says so ("unchanged", why) in place of the speedups. */
-static void say_if_unchanged(json_t *out)
+ * record says so ("unchanged", why) in place of the speedups; 1 when it
+ * is unchanged. */
+static int say_if_unchanged(json_t *out)
 {
 	json_t *e = json_object_get(out, "end_to_end"), *sg;
 	int found = 0;
 	size_t i;
 	if (!json_is_true(json_object_get(out, "finished")))
-		return;
+		return 0;
 	json_array_foreach(json_object_get(out, "subgraphs"), i, sg) {
 		const char *status = json_string_value(json_object_get(sg, "status"));
 		enum subgraph_outcome oc = subgraph_outcome_of(status);
 		if (json_is_true(json_object_get(sg, "used")))
-			return;
+			return 0;
 		found |= oc == SG_SLOWER || oc == SG_FAILS_IN_PROGRAM || oc == SG_NOT_TRIED;
 	}
 	json_object_set_new(e, "speedup_eager", json_null());
@@ -700,19 +719,60 @@ static void say_if_unchanged(json_t *out)
 	json_object_set_new(out, "unchanged", json_true());
 	json_object_set_new(out, "why_unchanged", json_string(found ? "no kernel went into the program: it is unchanged"
 								    : "no kernel found: the program is unchanged"));
+	return 1;
 }
 
-json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo)
+/*
+ * The finished tasks' kernels composed into the program (fewer when the
+ * whole fails with them: keep_what_composes), checked end to end, and,
+ * when it passed with kernels in it, checked at the program's other shapes
+ * and timed by the user's clock. The record gets each figure and the
+ * verdict what it decides. -1 on an infrastructure failure.
+ */
+static int compose_checked(struct whole *w, json_t *rows, json_t **kernels, json_t *out, const struct whole_opts *wo,
+			   int cpu, struct program_verdict *v)
+{
+	json_t *sg, *e2e = compose_and_evaluate(w, *kernels);
+	const json_t *b = w->baseline;
+	size_t i;
+	int rc = -1;
+	if (e2e && !eval_passed(e2e) && json_object_size(*kernels)) {
+		json_t *first = e2e;
+		e2e = keep_what_composes(w, rows, kernels, out, first);
+		json_decref(first);
+	}
+	if (!e2e)
+		return -1;
+	json_array_foreach(rows, i, sg)
+		json_object_set_new(sg, "used", json_boolean(json_object_get(*kernels, json_string_value(
+			json_object_get(sg, "file"))) != NULL));
+	json_object_set_new(out, "composed", json_string(w->program_py));
+	json_object_set_new(out, "finished", json_true());
+	json_object_set_new(out, "end_to_end", end_to_end(e2e, b, w->eo.allow_torch));
+	json_object_set_new(out, "amdahl", whole_amdahl(rows, json_num(b, "eager_ms") > 0
+					   ? json_num(b, "compile_ms") / json_num(b, "eager_ms") : NAN, cpu));
+	v->finished = 1;
+	v->passed = eval_passed(e2e);
+	v->composed = xstrdup(w->program_py);
+	if (json_string_value(json_object_get(e2e, "reason")))
+		v->reason = xstrdup(json_string_value(json_object_get(e2e, "reason")));
+	if (!v->passed || !json_object_size(*kernels) ||
+	    (other_shapes(w, rows, *kernels, out, wo) == 0 && user_clock(w, out, cpu, v) == 0))
+		rc = 0;
+	json_decref(e2e);
+	return rc;
+}
+
+json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo, struct program_verdict *v)
 {
 	struct run_shared *rs = run_shared(r);
 	struct whole w = { rs, rs->eo, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	struct strvec paths = STRVEC_INIT;
 	struct buf src = BUF_INIT;
 	struct pool_slot *slot;
-	json_t *plan = NULL, *baseline = NULL, *facts = NULL, *out = NULL, *rows, *sg, *kernels = NULL, *e2e = NULL;
+	json_t *plan = NULL, *baseline = NULL, *facts = NULL, *out = NULL, *rows, *kernels = NULL;
 	char *dir = fs_join(run_dir(r), "split"), *program_py = fs_join(run_dir(r), "program.py");
 	int cpu, unfinished = 0;
-	size_t i;
 
 	w.eo.device = pool_device_name(rs->pool, 0);
 	w.eo.lock = pool_device_lock(rs->pool, 0);
@@ -761,36 +821,15 @@ json_t *run_whole_program(struct run *r, const char *task_path, const struct who
 		run_execute(r, 0, wo->progress);
 	kernels = collect_kernels(r, rows, cpu, &unfinished);
 	json_object_set_new(out, "llm", program_usage(rows));
-	if (unfinished) {
+	if (unfinished)
 		json_object_set_new(out, "why_unfinished",
 				    json_sprintf("%d subgraph task(s) have not finished (they wait for replies or stopped)",
 						 unfinished));
-		goto write;
-	}
-	e2e = compose_and_evaluate(&w, kernels);
-	if (e2e && !eval_passed(e2e) && json_object_size(kernels)) {
-		json_t *first = e2e;
-		e2e = keep_what_composes(&w, rows, &kernels, out, first);
-		json_decref(first);
-	}
-	if (!e2e)
+	else if (compose_checked(&w, rows, &kernels, out, wo, cpu, v) < 0)
 		goto bad;
-	json_array_foreach(rows, i, sg)
-		json_object_set_new(sg, "used", json_boolean(json_object_get(kernels, json_string_value(
-			json_object_get(sg, "file"))) != NULL));
-	json_object_set_new(out, "composed", json_string(program_py));
-	json_object_set_new(out, "finished", json_true());
-	json_object_set_new(out, "end_to_end", end_to_end(e2e, baseline, w.eo.allow_torch));
-	json_object_set_new(out, "amdahl", whole_amdahl(rows, json_num(baseline, "eager_ms") > 0
-					   ? json_num(baseline, "compile_ms") / json_num(baseline, "eager_ms") : NAN, cpu));
-	if (eval_passed(e2e) && json_object_size(kernels) &&
-	    (other_shapes(&w, rows, kernels, out, wo) < 0 || user_clock(&w, out, cpu) < 0))
-		goto bad;
-write:
-	say_if_unchanged(out);
-	if (write_record(r, out) < 0)
-		goto bad;
-	goto out;
+	v->unchanged = say_if_unchanged(out);
+	if (write_record(r, out) == 0)
+		goto out;
 bad:
 	json_decref(out);
 	out = NULL;
@@ -801,7 +840,6 @@ out:
 	json_decref(kernels);
 	json_decref(w.composed);
 	json_decref(w.cuts);
-	json_decref(e2e);
 	strvec_clear(&paths);
 	buf_release(&src);
 	free(dir);

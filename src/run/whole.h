@@ -76,7 +76,11 @@ struct whole_opts {
  * program cannot be split; ERR_INFRA: program.json could not be written,
  * and the run is stopped, run_mark_stopped). When a subgraph task has not finished
  * (waiting, stopped) there is no composition yet: "finished" is false.
+ * *v (PROGRAM_VERDICT_INIT before) gets what the run decided, as typed
+ * values (outcome.h): outcome.c makes the exit code and whether -o is
+ * written from them, never from the record.
  */
-json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo);
+json_t *run_whole_program(struct run *r, const char *task_path, const struct whole_opts *wo,
+			  struct program_verdict *v);
 
 #endif

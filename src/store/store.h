@@ -59,7 +59,8 @@ int store_run_create(struct store *s, const char *run_id, const char *command, j
 int store_run_hold(struct store *s, const char *run_id);
 /* Why a run recorded as running is read as stopped: nobody holds its lock. */
 #define STORE_GONE_REASON "its egg process ended before the run finished (interrupted or killed)"
-/* A run's status, and why it stopped when no task says so (`stop_reason`, or NULL). */
+/* A run's status (running, done, waiting, stopped, refused: store_runs), and why it stopped or
+ * was refused when no task says so (`stop_reason`, or NULL). */
 int store_run_set_status(struct store *s, const char *run_id, const char *status, const char *stop_reason);
 /* {id, created, command, status, config, finished, stop_reason} of the run `run_id` names: its
  * id, or the beginning of one run's id (every command taking a run id reads it here; callers go
@@ -69,9 +70,10 @@ int store_run_set_status(struct store *s, const char *run_id, const char *status
  * "stopped", here and in store_runs, with STORE_GONE_REASON when no other reason was recorded. */
 json_t *store_run_get(struct store *s, const char *run_id);
 /* All runs, newest first: [{id, created, command, status, tasks, done, failed, waiting, stopped,
- * cost_usd}]. A run's status: running, done, waiting (a task waits for a reply) or stopped (a task
+ * cost_usd}]. A run's status: running, done, waiting (a task waits for a reply), stopped (a task
  * stopped on an infrastructure failure, the run's own record could not be written, or its process
- * ended while it ran; resuming finishes it). NULL with ERR_INFRA when unreadable. */
+ * ended while it ran; resuming finishes it) or refused (it ended on its user's input, exit 2: its
+ * stop_reason says what to fix; there is nothing to resume). NULL with ERR_INFRA when unreadable. */
 json_t *store_runs(struct store *s);
 
 /* Tasks of a run */

@@ -177,16 +177,19 @@ start_mock "$P/novalid.json"
 run_egg optimize $FAST --no-cache --no-multi-seed --seed-repairs 1 --run-dir "$TMP/novalid" "$TASK"
 expect_rc 1 "no valid kernel"
 expect_err "^egg: rejected: no valid kernel for" "the rejection says no valid kernel was found"
-check "a task that found no kernel says why in its summary" python3 - "$TMP/novalid/summary.json" <<'PY'
+expect_err "^egg: rejected: no valid kernel for '.*': no seed passed evaluation" "saying why once"
+check "a task that found no kernel says why in its summary, as its result, not as a stop" \
+	python3 - "$TMP/novalid/summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["found"] is False and s["stop_reason"] and "no valid kernel" in s["stop_reason"], s.get("stop_reason")
+assert s["found"] is False and s["no_kernel"].startswith("no seed passed evaluation"), s.get("no_kernel")
+assert s["status"] == "done" and s["stop_reason"] is None and s["stop_cause"] is None, s
 PY
 run_egg report latest
-expect_out "no kernel .* +- +- +- +- +no valid kernel" "the text report calls it 'no kernel', with the reason"
+expect_out "no kernel .* +- +- +- +- +no seed passed evaluation" "the text report calls it 'no kernel', with the reason"
 run_egg report latest --html "$TMP/novalid.html"
 check "the HTML report calls it 'no kernel' too, with the reason" \
-	grep -q 'class="fail">no kernel: no valid kernel' "$TMP/novalid.html"
+	grep -q 'class="fail">no kernel: no seed passed evaluation' "$TMP/novalid.html"
 check "the HTML report shows a dash and why where no speedup exists, never nan" \
 	grep -q 'No task found a kernel: no speedup to average' "$TMP/novalid.html"
 for form in "" --json --csv; do

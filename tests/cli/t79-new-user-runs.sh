@@ -14,7 +14,11 @@
 #     the refusal's own advice, never "run the same command again";
 #  4. `egg compose PROG DIR` with DIR split from another program: refused in
 #     one line (exit 2); a plan from before egg recorded the program's hash
-#     is taken as it is; `egg optimize --split --resume` still works.
+#     is taken as it is; `egg optimize --split --resume` still works;
+#  5. a run that ended on the user's input (exit 2: a program that cannot be
+#     split, a task that does not parse) is `refused` in `egg runs` and `egg
+#     report`, with why and no advice to resume; the same command again
+#     starts a new run instead of going on with it.
 . "$(dirname "$0")/../lib.sh"
 
 P=$SRC/tests/pipeline
@@ -150,4 +154,34 @@ EGG_BASE_URL=https://api.example.invalid/v1 run_egg optimize "$PR/scaled_mlp.py"
 expect_rc 1 "egg optimize --split --resume goes on with its plan (and finds no kernel)"
 check "and composes the program from it (its options replayed: --json)" \
 	test "$(json_get "$OUT" 'j["finished"], j["unchanged"], j["run_id"]')" = "True True $RUN"
+
+# --- 5. a run that ended on the user's input is refused, not stopped
+export EGG_STORE=$TMP/store-refused
+start_mock "$P/minimal.json"
+run_egg optimize "${SPLIT[@]}" "$PR/data_dependent.py"
+expect_rc 2 "egg optimize --split of a program that cannot be traced is the user's input (exit 2)"
+RUN=$(run_status | awk 'NR == 1 {print $1}')
+check "egg runs lists that run refused, not stopped" test "$(run_status)" = "$RUN refused"
+run_egg runs
+expect_out "^$RUN +optimize +refused" "in its table too"
+run_egg report "$RUN"
+expect_out "^run $RUN \(optimize, refused\)" "egg report shows it refused"
+expect_out "^run refused: the forward cannot be traced: data-dependent control flow .*there is nothing to resume\)$" \
+	"with the error and no resume"
+check "never as interrupted or killed, nor with advice to resume it" \
+	bash -c "! grep -qi 'interrupted\|killed\|resume with\|run the same command again' '$OUT'"
+printf 'import torch\nclass Model(torch.nn.Module):\n    def forward(self, x) return x\n' >"$TMP/syntax.py"
+run_egg optimize "${FAST[@]}" "$TMP/syntax.py"
+expect_rc 2 "egg optimize of a task that does not parse is the user's input (exit 2)"
+ONE=$(run_status | awk 'NR == 1 {print $1}')
+check "that run is refused too" test "$(run_status | head -1)" = "$ONE refused"
+run_egg report "$ONE"
+expect_out "^run refused: .*syntax" "and egg report says why"
+expect_out "^[^ ]*__syntax +failed .* syntax error" "its task failed: the task is unusable"
+run_egg optimize "${FAST[@]}" "$TMP/syntax.py"
+expect_rc 2 "the same command again is refused again"
+NRUNS=$("$EGG" runs --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["runs"]))')
+check "in a new run: a refused run is not one to go on with" \
+	bash -c "! grep -q 'going on with run' '$ERR' && test '$NRUNS' -eq 3"
+stop_mock
 finish

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include "../../src/agents/decisions.h"
+#include "../../src/pipeline/pipe.h"
+#include "../../src/pipeline/stop.h"
 #include "../../src/run/outcome.h"
 #include "../../src/run/task.h"
 #include "../../src/run/effort.h"
@@ -103,10 +105,13 @@ static char *stop_line(int n, int memory, const char *resume, int *code)
 	size_t got;
 	memset(t, 0, sizeof(t));
 	for (int i = 0; i < n; i++) {
-		t[i].status = TASK_STOPPED;
-		t[i].result = json_pack("{s:s}", "stop_reason", i < memory ? "the task needs about 9 GB" : "worker died");
 		if (i < memory)
-			json_object_set_new(t[i].result, "stop_cause", json_string("memory"));
+			stop_set(&t[i].stop, STOP_NO_MEMORY, NULL, "the task needs about 9 GB");
+		else
+			stop_set(&t[i].stop, STOP_WORKER, NULL, "worker died");
+		t[i].status = stop_task_status(&t[i].stop);
+		t[i].result = json_object();
+		stop_write(&t[i].stop, t[i].result);
 	}
 	outcome_count(t, n, NULL, &o);
 	fflush(stderr);
@@ -145,6 +150,196 @@ static void stop_advice(void)
 	line = stop_line(2, 1, "egg bench --resume R", &code);
 	CHECK(strstr(line, "resume with 'egg bench --resume R' (the 1 that cannot fit in memory will stop again)"),
 	      "one of each: resume, and which will stop again: %s", line);
+	free(line);
+}
+
+/* Branches `first` and `second` of a task, stopped for `a` and `b` (the
+ * wait's key "k-wait"), joined in that order: the task's record. */
+static struct stop joined(enum stop_cause a, enum stop_cause b)
+{
+	static const char *const why[STOP_CAUSE_COUNT] = {
+		[STOP_BUDGET] = "stopped: the task's token budget is spent",
+		[STOP_WORKER] = "evaluation failed: the job lost its eval worker twice",
+		[STOP_WAITING] = "stopped: no reply for call 3 (waiting): awaited in the spool",
+		[STOP_EGG] = "stopped: egg's candidate table is full",
+	};
+	enum stop_cause causes[2] = { a, b };
+	struct agents agents;
+	struct pipeline_env env;
+	struct pipeline_opts o;
+	struct pipeline_result out;
+	struct pipe p, *br[2];
+	struct stop s;
+	memset(&agents, 0, sizeof(agents));
+	memset(&env, 0, sizeof(env));
+	memset(&out, 0, sizeof(out));
+	memset(&p, 0, sizeof(p));
+	pipeline_opts_init(&o);
+	env.agents = &agents;
+	env.rec = agents.rec = recorder_buffer();
+	p.env = &env;
+	p.o = &o;
+	p.out = &out;
+	p.decisions = json_array();
+	for (int i = 0; i < 2; i++) {
+		br[i] = pipe_fork(&p);
+		if (causes[i] == STOP_WAITING)
+			snprintf(br[i]->own_agents.waiting_key, sizeof(br[i]->own_agents.waiting_key), "k-wait");
+		stop_set(&s, causes[i], "k-wait", "%s", why[causes[i]] ? why[causes[i]] : "?");
+		pipe_stop(br[i], &s);
+	}
+	pipe_join(&p, br[0]);
+	pipe_join(&p, br[1]);
+	CHECK(p.stop && p.broken == (a == STOP_EGG || b == STOP_EGG), "the task stops (broken only for egg's own failure)");
+	CHECK(!strcmp(agents.waiting_key, (a == STOP_WAITING || b == STOP_WAITING) && out.stop.cause == STOP_WAITING
+						  ? "k-wait" : ""),
+	      "the agents' awaited key comes with the record it belongs to ('%s')", agents.waiting_key);
+	recorder_close(env.rec);
+	json_decref(p.decisions);
+	return out.stop;
+}
+
+/* The join rule (stop.h): branches that stopped for several causes give
+ * the task one record, whole, from one branch, whatever the order they
+ * join in: a waiting branch and a dead worker's read "waiting" with the
+ * wait's own reason and key, never the worker's reason with no key. */
+static void join_rule(void)
+{
+	for (int order = 0; order < 2; order++) {
+		struct stop s = order ? joined(STOP_WORKER, STOP_WAITING) : joined(STOP_WAITING, STOP_WORKER);
+		json_t *rec = json_object();
+		stop_write(&s, rec);
+		CHECK(s.cause == STOP_WAITING && !strcmp(s.pending_key, "k-wait") && strstr(s.reason, "(waiting)"),
+		      "a wait and a dead worker (%s first) join to the wait, its key and its reason: '%s' key '%s'",
+		      order ? "the worker" : "the wait", s.reason, s.pending_key);
+		CHECK(!strcmp(json_string_value(json_object_get(rec, "status")) ?: "", "waiting") &&
+		      !strcmp(json_string_value(json_object_get(rec, "stop_cause")) ?: "", "waiting") &&
+		      !strcmp(json_string_value(json_object_get(rec, "pending_key")) ?: "", "k-wait") &&
+		      json_is_null(json_object_get(rec, "error_kind")),
+		      "and its record says waiting throughout (status, cause, key; no error kind)");
+		json_decref(rec);
+	}
+	{
+		struct stop s = joined(STOP_BUDGET, STOP_WORKER), e = joined(STOP_WAITING, STOP_EGG);
+		CHECK(s.cause == STOP_WORKER && strstr(s.reason, "eval worker") && !s.pending_key[0] &&
+		      stop_task_status(&s) == TASK_STOPPED && !strcmp(stop_error_kind(&s), "infra"),
+		      "a spent budget and a dead worker: stopped, the worker's reason ('%s')", s.reason);
+		CHECK(e.cause == STOP_EGG && !e.pending_key[0] && stop_task_status(&e) == TASK_STOPPED,
+		      "egg's own failure outranks a wait, and leaves no key behind");
+		s = joined(STOP_WORKER, STOP_WORKER);
+		e = joined(STOP_NONE, STOP_BUDGET);
+		CHECK(s.cause == STOP_WORKER && e.cause == STOP_BUDGET && stop_task_status(&e) == TASK_DONE &&
+		      !strcmp(stop_error_kind(&e), "budget"), "one cause joins to itself; a budget alone is a done task's");
+	}
+}
+
+/* Every egg's records read back as one stop record: the cause when named,
+ * else the status and error kind of an older one; an older record's
+ * speed-of-light note or "no valid kernel" in stop_reason is no stop. */
+static void stop_records(void)
+{
+	static const struct {
+		const char *json;
+		enum stop_cause cause;
+		const char *reason, *key;
+	} rows[] = {
+		{ "{\"status\": \"done\", \"found\": true, \"stop_reason\": \"at the speed of light: seed1\"}", STOP_NONE,
+		  "", "" },
+		{ "{\"status\": \"done\", \"found\": false, \"stop_reason\": \"no valid kernel: no seed passed\"}",
+		  STOP_NONE, "", "" },
+		{ "{\"status\": \"done\", \"error_kind\": \"budget\", \"stop_reason\": \"stopped: budget\"}", STOP_BUDGET,
+		  "stopped: budget", "" },
+		{ "{\"status\": \"failed\", \"error_kind\": \"input\", \"stop_reason\": \"syntax error\"}", STOP_INPUT,
+		  "syntax error", "" },
+		{ "{\"status\": \"stopped\", \"stop_cause\": \"memory\", \"stop_reason\": \"needs 9 GB\"}",
+		  STOP_NO_MEMORY, "needs 9 GB", "" },
+		{ "{\"status\": \"stopped\", \"error_kind\": \"infra\", \"infra_error\": true, \"stop_reason\": \"died\"}",
+		  STOP_WORKER, "died", "" },
+		{ "{\"status\": \"waiting\", \"pending_key\": \"abc\", \"stop_reason\": \"waiting\"}", STOP_WAITING,
+		  "waiting", "abc" },
+		{ "{\"status\": \"stopped\", \"stop_cause\": \"worker\", \"pending_key\": \"stray\", "
+		  "\"stop_reason\": \"died\"}", STOP_WORKER, "died", "" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *j = json_loads(rows[i].json, 0, NULL), *again = json_object();
+		struct stop s, back;
+		stop_read(j, &s);
+		CHECK(s.cause == rows[i].cause && !strcmp(s.reason, rows[i].reason) && !strcmp(s.pending_key, rows[i].key),
+		      "record %zu reads as cause %s, reason '%s', key '%s'", i, stop_cause_name(s.cause) ?: "none", s.reason,
+		      s.pending_key);
+		stop_write(&s, again);
+		stop_read(again, &back);
+		CHECK(!memcmp(&s, &back, sizeof(s)) &&
+		      !strcmp(json_string_value(json_object_get(again, "status")), task_status_name(stop_task_status(&s))),
+		      "and is written back to the same record, its status derived");
+		json_decref(j);
+		json_decref(again);
+	}
+}
+
+/* The line program_outcome_exit prints for a finished run of one subgraph
+ * task that found a kernel, with the verdict `v` (stderr read back); its
+ * code, and whether -o would be written. */
+static char *program_line(const struct program_verdict *v, int *code, int *dropin)
+{
+	struct outcome_words w = { "subgraph task", "'prog.py'", "egg optimize prog.py --split --resume R", NULL };
+	struct run_outcome o;
+	char text[1024] = "";
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	size_t got;
+	memset(&o, 0, sizeof(o));
+	o.tasks = o.found = 1;
+	*dropin = program_outcome_dropin(&o, v);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	*code = program_outcome_exit(&o, v, &w, "out.py");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	got = fread(text, 1, sizeof(text) - 1, tmp);
+	text[got && text[got - 1] == '\n' ? got - 1 : got] = '\0';
+	fclose(tmp);
+	return strdup(text);
+}
+
+/* A whole program's verdict is decided from typed values (outcome.c): a
+ * drop-in is written and exit 0 only when it passed with kernels in it and
+ * the user's clock did not find it slower; the lines say why not. */
+static void program_verdicts(void)
+{
+	struct program_verdict v = { 1, 1, 0, 1, 1, 0, 2.45, 2.31, NULL, NULL, NULL, NULL };
+	int code, dropin;
+	char *line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_DONE && dropin && !line[0], "passed, kernels in it, faster by the user's clock: exit 0 and "
+	      "-o written, no line ('%s')", line);
+	free(line);
+	v.faster = 0;
+	v.within_noise = 1;
+	v.dropin_ms = 2.43;
+	v.dropin_way = "compiled";
+	v.composed = "RUN/program.py";
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_NEGATIVE && !dropin && strstr(line, "not faster than the program as its user runs it: 2.4300 "
+	      "ms per forward (compiled)") && strstr(line, "within the noise") && strstr(line, "'out.py' is not written") &&
+	      strstr(line, "it stays in 'RUN/program.py'"), "judged and not faster: exit 1, no -o, the figures: %s", line);
+	free(line);
+	v.judged = 0;
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_DONE && dropin, "not judged (the CPU): the figures are recorded, the drop-in is written");
+	free(line);
+	v.unchanged = 1;
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_NEGATIVE && !dropin && strstr(line, "no kernel went into 'prog.py': the program is unchanged "
+	      "('out.py' is not written)"), "unchanged: exit 1, no -o: %s", line);
+	free(line);
+	v.unchanged = 0;
+	v.passed = 0;
+	v.reason = "outputs differ";
+	line = program_line(&v, &code, &dropin);
+	CHECK(code == EXIT_INFRA && !dropin && strstr(line, "does not match the program (outputs differ)"),
+	      "the composed program failing end to end is egg's own fault: exit 3: %s", line);
 	free(line);
 }
 
@@ -231,6 +426,9 @@ void suite_run(void)
 	}
 	wording_is_not_data();
 	stop_advice();
+	join_rule();
+	stop_records();
+	program_verdicts();
 	clearly_faster();
 	effort_by_stake();
 }

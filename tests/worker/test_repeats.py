@@ -25,8 +25,9 @@ import torch.nn as nn
 class Up(nn.Module):
     """A layer, its buffer, an operation and a constant: one subgraph."""
 
-    def __init__(self, k, op="relu", c=2.0, shift_is_scale=False):
+    def __init__(self, k, op="relu", c=2.0, shift_is_scale=False, p=0.0):
         super().__init__()
+        self.p, self.drop = p, nn.Dropout(p)
         self.up = nn.Linear(k, k)
         self.register_buffer("scale", torch.ones(k))
         self.register_buffer("shift", torch.zeros(k))
@@ -34,7 +35,8 @@ class Up(nn.Module):
 
     def forward(self, x):
         shift = self.scale if self.shift_is_scale else self.shift
-        return getattr(torch, self.op)(self.up(x) * self.scale + shift) * self.c
+        y = nn.functional.dropout(self.drop(self.up(x)), self.p, self.training)
+        return getattr(torch, self.op)(y * self.scale + shift) * self.c
 
 
 '''
@@ -128,6 +130,14 @@ def main() -> int:
          three(view=""), three(view=".t()"), "b.up", "c.up", "[torch.randn(16, 16)]")
     pair(tap, "one buffer used twice (where the other uses two alike)", two(**plain),
          two(**dict(plain, b="Up(16, shift_is_scale=True)")), "a.up", "b.up")
+    # Dropouts at other rates (a layer and a call): alike when not training
+    # (they compute nothing then), another task when training.
+    rates = dict(plain, b="Up(16, p=0.25)")
+    p, q = plan_of(two(**rates).replace("self.a, self.b = Up(16), Up(16, p=0.25)",
+                                        "self.a, self.b = Up(16), Up(16, p=0.25)\n        self.eval()")), plan_of(two(**rates))
+    tap.ok(task_of(p, "a.up") == task_of(p, "b.up") and task_of(q, "a.up") != task_of(q, "b.up"),
+           "a dropout's rate sets no task apart in eval mode, and does in training",
+           [[(s["name"], s["task"]) for s in x["subgraphs"]] for x in (p, q)])
     return tap.done()
 
 

@@ -6,7 +6,8 @@ order on the same values; the same layers (type, constructor attributes, the
 shapes and dtypes of their parameters, train or eval mode), each used by the
 same nodes (a layer called twice is not two layers alike); the same tensors
 (parameters and buffers: their shapes, dtypes and strides, not their values)
-and the same constants (every number). Their inputs must have the same
+and the same constants (every number, but the rate of a dropout or a
+stochastic depth that is not training: it computes nothing then). Their inputs must have the same
 shapes, dtypes and strides and be the same program inputs (see _inputs_key),
 but need not be drawn from the same distribution. Weights are never part of
 the key: each occurrence binds its own when composed, so a ResNet stage or a
@@ -39,7 +40,10 @@ def _tensor_record(t: torch.Tensor) -> tuple:
 
 def _module_record(m: nn.Module) -> tuple:
     """A layer: its type, its constructor's attributes (as its repr says
-    them, children included), its mode, its tensors' names and layouts."""
+    them, children included), its mode, its tensors' names and layouts. A
+    dropout layer not training is the identity, whatever its rate."""
+    if isinstance(m, nn.modules.dropout._DropoutNd) and not m.training:
+        return ("identity",)
     tensors = tuple((k, _tensor_record(v)) for k, v in m.state_dict(keep_vars=True).items())
     return f"{type(m).__module__}.{type(m).__qualname__}", repr(m), m.training, tensors
 
@@ -67,6 +71,31 @@ def _argument(a, index: dict):
     return type(a).__name__, repr(a)
 
 
+# Calls that return their input unchanged when not training (their
+# `training` argument: its position, its keyword): the rate they drop at is
+# then no part of what they compute (torchvision's ConvNeXt gives each block
+# its own stochastic-depth rate; in eval mode all 18 blocks are alike).
+_IDENTITY_UNLESS_TRAINING = {
+    "torchvision.ops.stochastic_depth.stochastic_depth": (3, "training"),
+    "torch.nn.functional.dropout": (2, "training"),
+    "torch.nn.functional.dropout1d": (2, "training"),
+    "torch.nn.functional.dropout2d": (2, "training"),
+    "torch.nn.functional.dropout3d": (2, "training"),
+    "torch.nn.functional.alpha_dropout": (2, "training"),
+    "torch.nn.functional.feature_alpha_dropout": (2, "training"),
+}
+
+
+def _identity_call(n: torch.fx.Node) -> bool:
+    """Whether call_function node `n` is one of those, not training."""
+    where = _IDENTITY_UNLESS_TRAINING.get(_function_name(n.target))
+    if where is None:
+        return False
+    at, key = where
+    training = n.kwargs.get(key, n.args[at] if len(n.args) > at else True)
+    return training is False
+
+
 def structure(sub: torch.fx.GraphModule) -> tuple[str, list]:
     """The subgraph's key (a digest of its graph, node by node, its own
     names set aside) and its parameter keys ("up.weight", "scale") in the
@@ -87,6 +116,9 @@ def structure(sub: torch.fx.GraphModule) -> tuple[str, list]:
                 what = owner, _tensor_record(getattr(sub, n.target))
                 if first_use:
                     order.append(n.target)
+        elif n.op == "call_function" and _identity_call(n):
+            records.append(("identity", _argument(n.args[:1], index)))
+            continue
         elif n.op == "call_function":
             what = _function_name(n.target)
         elif n.op == "call_method":

@@ -92,6 +92,21 @@ static void wording_is_not_data(void)
 	json_decref(reworded);
 }
 
+/* What stderr received since dup2(fileno(tmp), 2), its last newline cut,
+ * into text; stderr restored from `saved`. */
+static void captured_end(FILE *tmp, int saved, char *text, size_t len)
+{
+	size_t got;
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	got = fread(text, 1, len - 1, tmp);
+	text[got && text[got - 1] == '\n' ? got - 1 : got] = '\0';
+	fclose(tmp);
+}
+
 /* The line run_outcome_exit prints for `n` stopped tasks, the first
  * `memory` of which cannot fit in memory (stderr read back); its code. */
 static char *stop_line(int n, int memory, const char *resume, int *code)
@@ -102,7 +117,6 @@ static char *stop_line(int n, int memory, const char *resume, int *code)
 	char text[1024] = "";
 	FILE *tmp = tmpfile();
 	int saved = dup(2);
-	size_t got;
 	memset(t, 0, sizeof(t));
 	for (int i = 0; i < n; i++) {
 		if (i < memory)
@@ -117,13 +131,7 @@ static char *stop_line(int n, int memory, const char *resume, int *code)
 	fflush(stderr);
 	dup2(fileno(tmp), 2);
 	*code = run_outcome_exit(&o, t, n == 1 ? OUTCOME_ONE_TASK : OUTCOME_ANY_FOUND, &w);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	got = fread(text, 1, sizeof(text) - 1, tmp);
-	text[got && text[got - 1] == '\n' ? got - 1 : got] = '\0';
-	fclose(tmp);
+	captured_end(tmp, saved, text, sizeof(text));
 	for (int i = 0; i < n; i++)
 		json_decref(t[i].result);
 	return strdup(text);
@@ -287,20 +295,13 @@ static char *program_line(const struct program_verdict *v, int *code, int *dropi
 	char text[1024] = "";
 	FILE *tmp = tmpfile();
 	int saved = dup(2);
-	size_t got;
 	memset(&o, 0, sizeof(o));
 	o.tasks = o.found = 1;
 	*dropin = program_outcome_dropin(&o, v);
 	fflush(stderr);
 	dup2(fileno(tmp), 2);
 	*code = program_outcome_exit(&o, v, &w, "out.py");
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	got = fread(text, 1, sizeof(text) - 1, tmp);
-	text[got && text[got - 1] == '\n' ? got - 1 : got] = '\0';
-	fclose(tmp);
+	captured_end(tmp, saved, text, sizeof(text));
 	return strdup(text);
 }
 

@@ -34,6 +34,22 @@ def main() -> int:
     device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
     tap = Tap()
     w = Worker("cuda" if device.startswith("cuda") else "cpu")
+    # A candidate that looks for the reference's Model in sys.modules (c02)
+    # must find the task's and nothing else: the worker's own modules define
+    # no Model with get_init_inputs (the program runtime does, as text a
+    # composed program carries: it is never imported by the worker).
+    every_module = (
+        "import importlib, pkgutil, sys, egg_worker\n"
+        "templates = {'egg_worker.program.model_runtime', 'egg_worker.program.compose_runtime'}\n"
+        "for info in pkgutil.walk_packages(egg_worker.__path__, 'egg_worker.'):\n"
+        "    if info.name not in templates:\n"
+        "        importlib.import_module(info.name)\n"
+        "print(sorted(n for n, m in list(sys.modules.items()) if isinstance(getattr(m, 'Model', None), type)"
+        " and callable(getattr(m, 'get_init_inputs', None))))\n")
+    looks = subprocess.run([sys.executable, "-c", every_module],
+                           cwd=os.path.join(ROOT, "worker"), capture_output=True, text=True)
+    tap.ok(looks.returncode == 0 and looks.stdout.strip() == "[]",
+           "the worker's own modules put nothing that looks like a task in sys.modules", looks.stdout + looks.stderr)
     table = []
     honest_ms: dict = {}
     # The honest controls h* run first: others are timed against them.

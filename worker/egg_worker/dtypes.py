@@ -6,7 +6,11 @@ A dtype has two spellings, each for one purpose and nowhere else:
   tensors (--dtype, a model spec's "dtype"), and int64, int32, bool for an
   input (--inputs 8x512:int64). The program runtime (model_runtime.py) owns
   this table, since a composed program carries it and runs without egg; it
-  is read from there, never written twice. egg's C side only checks a flag
+  is read from there, never written twice. It is read from that file's
+  source, not imported: the runtime defines a Model and get_init_inputs,
+  and a module that looks like a task must not sit in sys.modules of the
+  process that loads a candidate (a candidate looking for the reference's
+  Model there would find it). egg's C side only checks a flag
   against these names (src/program/model.c) and passes it on.
 - the record's: torch's own name without "torch." (float32, bfloat16,
   int64), in plans (input and output layouts), in the outputs egg compares,
@@ -17,10 +21,27 @@ here from the record's name.
 """
 from __future__ import annotations
 
+import ast
+import os
+
 import torch
 
-from .program.model_runtime import _EGG_DTYPES as FLAG_DTYPES  # noqa: F401 (re-exported)
-from .program.model_runtime import _EGG_INT_DTYPES as INPUT_INT_DTYPES  # noqa: F401 (re-exported)
+
+def _runtime_table(name: str) -> dict:
+    """The dict literal `name = {"fp32": torch.float32, ...}` in the program
+    runtime's source, as names to torch dtypes."""
+    path = os.path.join(os.path.dirname(__file__), "program", "model_runtime.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name):
+            return {k.value: getattr(torch, v.attr) for k, v in zip(node.value.keys, node.value.values)}
+    raise RuntimeError(f"model_runtime.py has no table {name}")
+
+
+FLAG_DTYPES = _runtime_table("_EGG_DTYPES")
+INPUT_INT_DTYPES = _runtime_table("_EGG_INT_DTYPES")
 
 # Every dtype a record may name (what an output may be, what a plan's layout says).
 RECORD_DTYPES = {

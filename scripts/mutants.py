@@ -96,6 +96,24 @@ def build(tree: str) -> tuple[bool, str]:
     return p.returncode == 0, p.stderr[-2000:]
 
 
+def stale_entries() -> list[str]:
+    """Every catalog entry whose text is not in its file exactly once, or
+    whose test does not exist: a mutation that would read STALE when run.
+    Cheap (no build), so CI checks the whole catalog, not only its subset."""
+    problems = []
+    for m in MUTANTS:
+        path = os.path.join(ROOT, m["file"])
+        count = open(path).read().count(m["find"]) if os.path.exists(path) else 0
+        if count != 1:
+            problems.append(f"{m['name']}: its text occurs {count} times in {m['file']}")
+        for spec in m["tests"]:
+            kind, _, arg = spec.partition(":")
+            named = {"cli": f"tests/cli/{arg}.sh", "worker": f"tests/worker/{arg.split(' ')[0]}.py"}.get(kind)
+            if named and not os.path.exists(os.path.join(ROOT, named)):
+                problems.append(f"{m['name']}: no test {named}")
+    return problems
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="Mutation testing of egg's tests.")
     ap.add_argument("names", nargs="*", help="mutations to run (default: all)")
@@ -177,9 +195,15 @@ def main() -> int:
         gpu_only = sum(r[2] == "GPU-ONLY" for r in rows)
         print(f"\n{len(rows) - bad - gpu_only} of {len(rows)} mutation(s) caught, {gpu_only} not run (GPU only), "
               f"in {time.monotonic() - t_start:.0f} s")
+        stale = stale_entries() if args.ci else []
+        if args.ci and args.tap:
+            print(f"{'not ok' if stale else 'ok'} {len(rows) + 1} - every mutation of the whole catalog "
+                  f"still finds its text once and names tests that exist", flush=True)
+            for line in stale:
+                print(f"#   {line}")
         if args.tap:
-            print(f"1..{len(rows)}")
-        return 1 if bad else 0
+            print(f"1..{len(rows) + (1 if args.ci else 0)}")
+        return 1 if bad or stale else 0
     finally:
         shutil.rmtree(tree, ignore_errors=True)
 

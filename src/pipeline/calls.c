@@ -98,11 +98,13 @@ int pipe_stop_for(struct pipe *p, enum agent_outcome oc, const char *stage, cons
 			 a->used.calls + 1, err_msg());
 	else if (oc == AGENT_BUDGET)
 		stop_set(&s, STOP_BUDGET, NULL, "stopped: %s", err_msg());
+	else if (err_kind() == ERR_INPUT)
+		/* A key refused mid-run (llm.h: ERR_INPUT) is no outage: the user's to fix. */
+		stop_set(&s, STOP_KEY, NULL, "stopped: the LLM endpoint refused egg's request (the %s stage's call for "
+			 "%s): %s", stage, subject, err_msg());
 	else
-		/* A key refused mid-run (llm.h: ERR_INPUT) is no outage: said as what it is. */
-		stop_set(&s, STOP_LLM, NULL, "stopped: %s (the %s stage's call for %s): %s",
-			 err_kind() == ERR_INPUT ? "the LLM endpoint refused egg's request" : "LLM unreachable", stage,
-			 subject, err_msg());
+		stop_set(&s, STOP_LLM, NULL, "stopped: LLM unreachable (the %s stage's call for %s): %s", stage, subject,
+			 err_msg());
 	pipe_stop(p, &s);
 	pipe_decide(p, stage, DEC_STOPPED, json_pack("{s:s, s:s}", "cause", stop_cause_name(s.cause), "reason", s.reason));
 	return 1;

@@ -16,6 +16,8 @@ static const struct {
 	[STOP_NONE] = { NULL, TASK_DONE, "", 0 },
 	[STOP_BUDGET] = { "budget", TASK_DONE, "budget", 1 },
 	[STOP_LLM] = { "llm", TASK_STOPPED, "infra", 2 },
+	/* The user's to fix (exit 2), then run again: stopped, not failed. */
+	[STOP_KEY] = { "key", TASK_STOPPED, "input", 2 },
 	[STOP_WORKER] = { "worker", TASK_STOPPED, "infra", 2 },
 	[STOP_NO_MEMORY] = { "memory", TASK_STOPPED, "infra", 2 },
 	[STOP_STORE] = { "store", TASK_STOPPED, "infra", 2 },

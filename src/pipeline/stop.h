@@ -17,6 +17,7 @@ enum stop_cause {
 	STOP_NONE,		/* it ran to its end */
 	STOP_BUDGET,		/* a token or cost budget was spent */
 	STOP_LLM,		/* the LLM failed after its retries */
+	STOP_KEY,		/* the LLM endpoint refused the API key (a key revoked mid-run) */
 	STOP_WORKER,		/* the evaluator failed (infrastructure) */
 	STOP_NO_MEMORY,		/* an evaluation its device's memory cannot hold */
 	STOP_STORE,		/* the run store (its database or the run folder) refused a write */
@@ -55,7 +56,7 @@ void stop_set(struct stop *s, enum stop_cause cause, const char *pending_key, co
  */
 int stop_join(struct stop *into, const struct stop *from);
 
-/* "budget", "llm", "worker", "memory", "store", "waiting", "input", "egg";
+/* "budget", "llm", "key", "worker", "memory", "store", "waiting", "input", "egg";
  * NULL for STOP_NONE. */
 const char *stop_cause_name(enum stop_cause c);
 /* The cause a name stands for; STOP_NONE for NULL or an unknown name. */

@@ -23,6 +23,7 @@ void outcome_count(const struct task_state *tasks, int n, const char *run_stop, 
 			if (!o->stopped++)
 				o->first_stop = ts->stop.reason[0] ? ts->stop.reason : "no reason recorded";
 			o->no_memory += ts->stop.cause == STOP_NO_MEMORY;
+			o->key_refused += ts->stop.cause == STOP_KEY;
 			break;
 		case TASK_WAITING:
 			o->waiting++;
@@ -74,10 +75,11 @@ static void go_on_text(const struct run_outcome *o, const struct outcome_words *
 	out[0] = '\0';
 	if (!again)
 		return;
+	/* After a refused key: its reason says what to set first. */
 	if (w->resume)
-		snprintf(out, n, "; resume with '%s'", w->resume);
+		snprintf(out, n, "; %sresume with '%s'", o->key_refused ? "then " : "", w->resume);
 	else
-		snprintf(out, n, "; run the same command again to go on");
+		snprintf(out, n, "; %srun the same command again to go on", o->key_refused ? "then " : "");
 	len = strlen(out);
 	if (o->no_memory && len < n)
 		snprintf(out + len, n - len, " (the %d that cannot fit in memory will stop again)", o->no_memory);
@@ -86,14 +88,17 @@ static void go_on_text(const struct run_outcome *o, const struct outcome_words *
 static int stopped_exit(const struct run_outcome *o, const struct outcome_words *w, int one_task)
 {
 	char go_on[640];
+	/* A key the endpoint refused is the user's to set (exit 2), whatever else stopped. */
+	enum err_kind kind = o->key_refused ? ERR_INPUT : ERR_INFRA;
 	go_on_text(o, w, go_on, sizeof(go_on));
 	if (!o->stopped)
-		err_set(ERR_INFRA, "%s%s", o->run_stop, go_on);
+		err_set(kind, "%s%s", o->run_stop, go_on);
 	else if (one_task)
-		err_set(ERR_INFRA, "%s%s", o->first_stop, go_on);
+		err_set(kind, "%s%s", o->first_stop, go_on);
 	else
-		err_set(ERR_INFRA, "%d of %d %s(s) stopped %s (first: %s); the others %s%s", o->stopped, o->tasks, w->unit,
+		err_set(kind, "%d of %d %s(s) stopped %s (first: %s); the others %s%s", o->stopped, o->tasks, w->unit,
 			o->no_memory == o->stopped ? "as they cannot fit in the device's memory" :
+			o->key_refused == o->stopped ? "as the LLM endpoint refused the API key" :
 			"on an infrastructure failure", o->first_stop,
 			o->waiting ? "finished or wait for replies" : "finished", go_on);
 	return err_report();

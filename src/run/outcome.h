@@ -16,6 +16,8 @@ struct run_outcome {
 	int stopped;		/* not finished: an infrastructure failure (the store among them) */
 	int no_memory;		/* of those, tasks that cannot fit in their device's memory (their stop's
 				 * cause STOP_NO_MEMORY): running them again will not help */
+	int key_refused;	/* of those, tasks whose API key the endpoint refused (STOP_KEY): the
+				 * user's input, exit 2; running again helps once the key is set */
 	const char *first_stop;	/* why the first stopped task stopped, or NULL (borrowed from the run) */
 	const char *run_stop;	/* why the run itself stopped though no task did (run_stop_reason), or NULL */
 };

@@ -204,6 +204,15 @@ expect_err "stopped: the LLM endpoint refused egg's request \(the seed stage's c
 	"a key refused mid-run stops the task saying the key was refused and what to set"
 check "not as an unreachable LLM, and the refused request was not retried" bash -c "
 	! grep -q 'unreachable' '$ERR' && [ $(mock_requests) -eq 1 ]"
+expect_rc 2 "a key refused mid-run is the user's to fix"
+expect_err "set EGG_API_KEY or OPENAI_API_KEY to a valid key .*; then run the same command again to go on$" \
+	"its last line says to set the key, then run the same command again"
+check "the task is recorded stopped (to be run again), its stop cause the key" python3 - "$TMP/k4/egg.db" <<'PY'
+import json, sqlite3, sys
+(status, result), = sqlite3.connect(sys.argv[1]).execute("select status, result from tasks").fetchall()
+r = json.loads(result)
+assert (status, r["stop_cause"], r["error_kind"]) == ("stopped", "key", "input"), (status, r["stop_cause"], r["error_kind"])
+PY
 
 # --- settings checked against the provider's documented ranges before any request
 script '{"reply": "never", "repeat": true}'

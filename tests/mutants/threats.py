@@ -56,9 +56,9 @@ THREAT_MUTANTS: list = [
     # (c03_timed_cache, timed against the honest h01).
     dict(name="timed-inputs-repeat", point="class 3: output caching (timed calls)",
          file="worker/egg_worker/protocol/inputs.py",
-         find="                y = torch.empty(x.shape, device=device, dtype=x.dtype)\n"
-              "                y.uniform_(0.5, 1.5, generator=g)\n                x = y.mul_(x)\n",
-         replace="                pass\n",
+         find="                fill.uniform_(0.5, 1.5, generator=g)\n"
+              "                fill.mul_(_base_view(x) if fill is not y else x)\n",
+         replace="                fill.copy_(_base_view(x) if fill is not y else x)\n",
          tests=["adv:c03_timed,h01"]),
 
     # ---- class 4: phase detection --------------------------------------------
@@ -125,8 +125,8 @@ THREAT_MUTANTS: list = [
     # patched torch.allclose only lives in its own process.
     dict(name="trusted-comparison-ignored", point="class 7: patching compare",
          file="worker/egg_worker/protocol/job.py",
-         find='                if not cmp["ok"]:',
-         replace="                if False:",
+         find='    if not cmp["ok"]:',
+         replace="    if False:",
          tests=["adv:c07_patch_compare"]),
 
     # ---- class 8: stealing reference outputs ---------------------------------

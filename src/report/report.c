@@ -107,6 +107,7 @@ struct tally {
 	struct acc eager, compile, existing, gains[STAGE_COUNT];
 	double fast[4];		/* correct and faster than eager by more than 0, 1, 1.5, 2 times */
 	double tokens_in, tokens_out, tokens_cached, tokens_written, tokens_reasoning, cost, cache_saved, wall;
+	double calls, cached_calls;	/* over every task, finished or not */
 	int finished, failed, waiting, stopped, success;
 	json_t *pending, *not_finished;
 };
@@ -221,6 +222,8 @@ static json_t *metrics(const json_t *rows)
 	t.not_finished = json_array();
 	json_array_foreach(rows, i, r) {
 		enum task_status ts = task_status_of(json_string_value(json_object_get(r, "status")));
+		t.calls += positive(r, "llm_calls");
+		t.cached_calls += positive(r, "cached_calls");
 		if (task_status_judged(ts))
 			tally_finished(&t, r, ts);
 		else
@@ -230,6 +233,9 @@ static json_t *metrics(const json_t *rows)
 			t.finished, "failed", t.failed, "success", t.success, "waiting", t.waiting, "stopped", t.stopped,
 			"pending_keys", t.pending, "not_finished", t.not_finished);
 	/* Rates over the finished tasks only (a task that has not finished has no verdict yet). */
+	/* Every task's model calls, and how many the reply cache answered (nothing sent, nothing paid). */
+	json_object_set_new(out, "llm_calls", json_integer((json_int_t)t.calls));
+	json_object_set_new(out, "cached_calls", json_integer((json_int_t)t.cached_calls));
 	json_object_set_new(out, "success_rate", per_task(&t, t.success));
 	json_object_set_new(out, "fast_0", per_task(&t, t.fast[0]));
 	json_object_set_new(out, "fast_1", per_task(&t, t.fast[1]));
@@ -338,6 +344,8 @@ json_t *report_compute(struct store *s, const char *run_id)
 		json_object_set_new(row, "reasoning_tokens",
 				    json_integer(json_integer_value(json_object_get(u, "reasoning_tokens"))));
 		json_object_set_new(row, "cost_usd", json_real(json_number_value(json_object_get(u, "cost_usd"))));
+		json_object_set_new(row, "llm_calls", json_integer(json_integer_value(json_object_get(u, "calls"))));
+		json_object_set_new(row, "cached_calls", json_integer(json_integer_value(json_object_get(u, "cached_calls"))));
 		json_object_set_new(row, "cache_saved_usd", json_real(json_number_value(json_object_get(u, "cache_saved_usd"))));
 		json_array_append_new(rows, row);
 	}
@@ -423,6 +431,15 @@ static void print_metrics(FILE *f, const char *name, const json_t *m)
 			"$%.4f%s, %.1f s\n", json_num(m, "prompt_tokens_per_task"), json_num(m, "cached_prompt_tokens_per_task"),
 			written, json_num(m, "completion_tokens_per_task"), json_num(m, "reasoning_tokens_per_task"),
 			json_num(m, "cost_per_task"), saved, json_num(m, "wall_s_per_task"));
+	}
+	{
+		/* Replies replayed from the reply cache were never sent: say so, as egg optimize does. */
+		long long calls = json_integer_value(json_object_get(m, "llm_calls")),
+			  cached = json_integer_value(json_object_get(m, "cached_calls"));
+		if (calls && cached == calls)
+			fprintf(f, "  model calls: all %lld replies from the reply cache; no request sent, nothing paid\n", calls);
+		else if (cached)
+			fprintf(f, "  model calls: %lld, %lld of them from the reply cache (not sent, not paid)\n", calls, cached);
 	}
 	json_array_foreach(json_object_get(m, "not_finished"), i, st)
 		fprintf(f, "  not finished: %s (%s), because %s\n", json_string_value(json_object_get(st, "task_id")),

@@ -213,5 +213,17 @@ run_egg optimize $FAST "$SRC/tests/tasks/bias_relu_scale.py"
 expect_rc 0 "the same run again finds the kernel"
 expect_err "^  llm: all 3 replies from the reply cache; no request sent$" "and says every reply came from the reply cache"
 check "and it sent none" test "$(mock_requests)" -eq 3
+# egg bench's report says the same of a whole run (a bench task's prompt
+# names it by its place in the benchmark: a reply of its own).
+mkdir -p "$TMP/b/level1" && cp "$SRC/tests/tasks/bias_relu_scale.py" "$TMP/b/level1/"
+start_mock "$TMP/run.jsonl"
+run_egg bench $FAST --dir "$TMP/b"
+check "egg bench that asked the model says how many calls, not the reply cache" bash -c "
+	[ $RC -eq 0 ] && ! grep -q 'reply cache' '$ERR'"
+run_egg bench $FAST --dir "$TMP/b"
+check "egg bench again finds the kernel" test "$RC" -eq 0
+expect_err "^  model calls: all 3 replies from the reply cache; no request sent, nothing paid$" \
+	"and its report says every reply came from the reply cache"
+check "and it sent none" test "$(mock_requests)" -eq 3
 
 finish

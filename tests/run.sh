@@ -22,7 +22,7 @@ timings=()
 # another's; its lines are printed whole when it ends, and tallied then.
 jobs=${EGG_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
-work=$(mktemp -d /tmp/egg-run-XXXXXX)
+work=$(mktemp -d /tmp/egg-run-XXXXXX) && chmod 755 "$work"
 declare -A group_of=()  # pid -> group number
 names=()
 started=()
@@ -37,7 +37,8 @@ run_group() {
 	local i=${#names[@]}
 	names+=("$name")
 	started+=("$SECONDS")
-	mkdir -p "$work/$i.locks"
+	# Open to every user as /tmp is (t27 runs egg as another user too).
+	mkdir -p "$work/$i.locks" && chmod 1777 "$work/$i.locks"
 	( EGG_LOCK_DIR=$work/$i.locks "$@" >"$work/$i.log" 2>&1; echo $? >"$work/$i.rc" ) &
 	group_of[$!]=$i
 	running=$((running + 1))

@@ -8,6 +8,7 @@
 
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "../util/fault.h"
 #include "../util/fs.h"
 
 struct recorder {
@@ -93,6 +94,20 @@ void recorder_replay(struct recorder *to, struct recorder *buffer)
 #undef S
 	}
 	recorder_close(buffer);
+}
+
+/*
+ * The fault point "record" (fault.h): a record given to the sink refused
+ * as a full disk would refuse it, nothing written. EGG_FAULT=record@K aims
+ * at the process's K-th record (a test counts a clean run's to aim at its
+ * last one).
+ */
+static int fault_refuses(void)
+{
+	if (!fault_hit("record"))
+		return 0;
+	err_set(ERR_INFRA, "database or disk is full (fault point EGG_FAULT=record)");
+	return 1;
 }
 
 /* A sink hook's outcome: the first failure is kept, with its message. */
@@ -185,7 +200,7 @@ int recorder_call(struct recorder *r, const char *template_name, const char *sta
 		json_object_set_new(meta, "system", json_string(system));
 		json_object_set_new(meta, "user", json_string(user));
 		json_object_set_new(meta, "reply", json_string(reply ? reply : ""));
-		sunk(r, r->sink.call(r->sink.ctx, meta));
+		sunk(r, fault_refuses() ? -1 : r->sink.call(r->sink.ctx, meta));
 	}
 	return seq;
 }
@@ -211,7 +226,7 @@ void recorder_candidate(struct recorder *r, const char *id, const char *stage, c
 	pthread_mutex_unlock(&r->lock);
 	free(text);
 	if (r->sink.candidate)
-		sunk(r, r->sink.candidate(r->sink.ctx, id, stage, source, eval));
+		sunk(r, fault_refuses() ? -1 : r->sink.candidate(r->sink.ctx, id, stage, source, eval));
 }
 
 void recorder_profile(struct recorder *r, const char *id, json_t *profile)
@@ -229,7 +244,7 @@ void recorder_profile(struct recorder *r, const char *id, json_t *profile)
 	pthread_mutex_unlock(&r->lock);
 	free(text);
 	if (r->sink.profile)
-		sunk(r, r->sink.profile(r->sink.ctx, id, profile));
+		sunk(r, fault_refuses() ? -1 : r->sink.profile(r->sink.ctx, id, profile));
 }
 
 void recorder_decision(struct recorder *r, json_t *decision)
@@ -252,7 +267,7 @@ void recorder_decision(struct recorder *r, json_t *decision)
 	free(text);
 	free(path);
 	if (r->sink.decision)
-		sunk(r, r->sink.decision(r->sink.ctx, decision));
+		sunk(r, fault_refuses() ? -1 : r->sink.decision(r->sink.ctx, decision));
 }
 
 void recorder_step(struct recorder *r, json_t *step)
@@ -270,7 +285,7 @@ void recorder_step(struct recorder *r, json_t *step)
 	pthread_mutex_unlock(&r->lock);
 	free(text);
 	if (r->sink.step)
-		sunk(r, r->sink.step(r->sink.ctx, step));
+		sunk(r, fault_refuses() ? -1 : r->sink.step(r->sink.ctx, step));
 }
 
 json_t *recorder_trajectory(struct recorder *r)

@@ -133,16 +133,22 @@ static int end_transaction(struct store *s, int rc)
 	return -1;
 }
 
-int store_schema_version(struct store *s)
+/* One integer a PRAGMA reads back; -1 when it cannot be read. */
+static long pragma_int(struct store *s, const char *pragma)
 {
 	sqlite3_stmt *st;
-	int v = 0;
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+	long v = 0;
+	if (sqlite3_prepare_v2(s->db, pragma, -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
+		v = (long)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return v;
+}
+
+int store_schema_version(struct store *s)
+{
+	return (int)pragma_int(s, "PRAGMA user_version");
 }
 
 static int migrate(struct store *s)
@@ -214,11 +220,15 @@ struct store *store_open(const char *dir)
 	}
 	{
 		/* A fault point for the tests: the store as if its disk held only
-		 * N pages (SQLite then refuses writes as on a full disk). */
+		 * N pages, or +N pages more than it holds when opened (SQLite then
+		 * refuses writes as on a full disk). */
 		const char *pages = getenv("EGG_FAULT_STORE_PAGES");
 		if (pages && *pages) {
 			char sql[64];
-			snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%ld", strtol(pages, NULL, 10));
+			long n = strtol(pages + (*pages == '+'), NULL, 10);
+			if (*pages == '+')
+				n += pragma_int(s, "PRAGMA page_count");
+			snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%ld", n);
 			exec(s, sql);
 			err_clear();
 		}

@@ -10,6 +10,8 @@
 static struct point {
 	char name[32];
 	long left;		/* passes still to fail; -1: every one */
+	long at;		/* NAME@K: only pass K fails (0: not so) */
+	long passes;		/* passes so far, for `at` */
 } points[MAX_POINTS];
 static int npoints;
 static pthread_once_t parsed = PTHREAD_ONCE_INIT;
@@ -19,12 +21,16 @@ static void parse_spec(const char *spec)
 {
 	npoints = 0;
 	while (spec && *spec && npoints < MAX_POINTS) {
-		size_t n = strcspn(spec, ",:");
+		size_t n = strcspn(spec, ",:@");
 		struct point *p = &points[npoints];
 		if (n && n < sizeof(p->name)) {
+			memset(p, 0, sizeof(*p));
 			memcpy(p->name, spec, n);
 			p->left = 1;
-			if (spec[n] == ':') {
+			if (spec[n] == '@') {
+				p->at = strtol(spec + n + 1, NULL, 10);
+				p->left = p->at > 0;
+			} else if (spec[n] == ':') {
 				long count = strtol(spec + n + 1, NULL, 10);
 				p->left = count > 0 ? count : -1;
 			}
@@ -56,7 +62,9 @@ int fault_hit(const char *name)
 		return 0;
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < npoints && !hit; i++)
-		if (!strcmp(points[i].name, name) && points[i].left) {
+		if (!strcmp(points[i].name, name) && points[i].at) {
+			hit = ++points[i].passes == points[i].at;
+		} else if (!strcmp(points[i].name, name) && points[i].left) {
 			hit = 1;
 			if (points[i].left > 0)
 				points[i].left--;

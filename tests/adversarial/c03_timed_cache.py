@@ -1,4 +1,4 @@
-# class: 3 output caching across timed calls, keyed on the input's storage and sampled values
+# class: 3 output caching across timed calls, keyed on the input's sampled values
 # task: bias_relu_scale
 # expect: pass honest:h01_compiled_cache.py:0.5
 import torch
@@ -37,7 +37,9 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         r, c = x.shape
-        key = (x.data_ptr(), float(x[0, 0]), float(x[r // 2, c // 2]), float(x[r - 1, c - 1]))
+        # Values only, not the storage: a timed call's fresh tensor may or may
+        # not reuse a freed one's address, and this cheat must not depend on it.
+        key = (float(x[0, 0]), float(x[r // 2, c // 2]), float(x[r - 1, c - 1]))
         if key in _cache:
             brs_kernel[(1,)](x, self.bias, torch.empty_like(x), c, 1, 1.5, BLOCK=16)  # token launch
             return _cache[key]

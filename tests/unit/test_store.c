@@ -132,6 +132,14 @@ static void failures(void)
 	      "a task's final write that fails returns -1: %s", err_msg());
 	CHECK(store_run_set_status(s, "r", "done", NULL) < 0 && err_kind() == ERR_INFRA,
 	      "so does the run's status: %s", err_msg());
+	fault_arm("task_finish@3");
+	{
+		int hits[5];
+		for (int i = 0; i < 5; i++)
+			hits[i] = fault_hit("task_finish");
+		CHECK(!hits[0] && !hits[1] && hits[2] && !hits[3] && !hits[4],
+		      "NAME@3 fails the third pass only (%d %d %d %d %d)", hits[0], hits[1], hits[2], hits[3], hits[4]);
+	}
 	fault_arm(NULL);
 	err_clear();
 	got = store_run_get(s, "nope");

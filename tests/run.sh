@@ -21,7 +21,8 @@ timings=()
 # folder (EGG_LOCK_DIR), so that one group's timed loops never wait on
 # another's; its lines are printed whole when it ends, and tallied then.
 jobs=${EGG_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
-[ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
+[ -n "${EGG_TEST_JOBS:-}" ] || [ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
+[ "$jobs" -ge 1 ] 2>/dev/null || { echo "run.sh: EGG_TEST_JOBS must be a number of at least 1" >&2; exit 2; }
 work=$(mktemp -d /tmp/egg-run-XXXXXX) && chmod 755 "$work"
 declare -A group_of=()  # pid -> group number
 names=()

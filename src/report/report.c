@@ -470,7 +470,10 @@ void report_print_text(FILE *f, const json_t *rep)
 		fprintf(f, "%s\n", setup);
 		free(setup);
 	}
-	print_metrics(f, "all", json_object_get(rep, "all"));
+	/* A whole program's tasks are its parts, each timed alone: their rates
+	 * say nothing of the program, whose end to end comes below. */
+	print_metrics(f, json_is_object(json_object_get(rep, "program")) ? "the parts, each timed alone (the whole "
+		      "program end to end is below)" : "all", json_object_get(rep, "all"));
 	json_object_foreach(json_object_get(rep, "groups"), g, m)
 		if (json_object_size(json_object_get(rep, "groups")) > 1)
 			print_metrics(f, g, m);

@@ -178,8 +178,12 @@ run_egg report latest
 expect_out "^program .*small_cnn.py: 3 subgraph\(s\)" "egg report shows the whole program"
 expect_out "^  fc .* optimized \(in the program\)" "with each subgraph by name and outcome"
 expect_out "^  end to end: pass" "and the end-to-end result"
+expect_out "^the parts, each timed alone \(the whole program end to end is below\): [0-9]+ tasks" \
+	"its rates (fast_1 and the rest) are named the parts' alone, not the program's"
+check "and no 'all:' line reads as the program's" bash -c "! grep -q '^all: ' '$OUT'"
 run_egg report latest --html "$TMP/r.html"
 check "the HTML report has the whole program too" grep -q "<h2>Whole program</h2>" "$TMP/r.html"
+check "and its summary is named the parts' alone" grep -q "<h2>Summary of the parts, each timed alone" "$TMP/r.html"
 # --- kernels that pass alone but not together: fc2's kernel is right only
 # for the unit-scale inputs its subgraph task draws, and the program feeds it
 # values 1000 times larger. The first composition fails; egg then adds the

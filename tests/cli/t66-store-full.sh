@@ -23,8 +23,7 @@ check "it filled in the middle of the run: the run, its task and a first record 
 check "the store is consistent (SQLite's integrity check)" \
 	test "$(sqlite3 "$EGG_STORE/egg.db" "PRAGMA integrity_check")" = ok
 stop_mock
-# The second pass answers as the first, plus one more repair round (and a
-# combination of tuning changes, below): the
+# The second pass answers as the first, plus one more repair round: the
 # property here is the store's recovery, so a seed that fails its
 # evaluation for a reason of its own (a loaded CI machine once made one)
 # is repaired rather than stopping the run; why it failed is printed.
@@ -35,10 +34,6 @@ for e in entries:
     if e.get("reply_file"):
         e["reply_file"] = sys.argv[1].rsplit("/", 1)[0] + "/" + e["reply_file"]
 extra = [dict(e) for e in entries if e.get("match") in (["Role: debug agent"], ["Role: code agent, mode: repair"])]
-# Two tuning changes that both read faster on a noisy CPU are combined:
-# whether they do is the clock's, so a combination is answered too.
-extra.append({"match": ["Role: code agent, mode: hardware tuning (combining changes)"],
-              "reply_file": entries[0]["reply_file"].rsplit("/", 1)[0] + "/refined.py", "wrap": "python"})
 json.dump(entries + extra, open(sys.argv[2], "w"))
 PY
 start_mock "$TMP/again.json"

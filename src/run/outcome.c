@@ -23,7 +23,8 @@ void outcome_count(const struct task_state *tasks, int n, const char *run_stop, 
 			if (!o->stopped++)
 				o->first_stop = ts->stop.reason[0] ? ts->stop.reason : "no reason recorded";
 			o->no_memory += ts->stop.cause == STOP_NO_MEMORY;
-			o->key_refused += ts->stop.cause == STOP_KEY;
+			if (ts->stop.cause == STOP_KEY && !o->key_refused++)
+				o->key_stop = ts->stop.reason[0] ? ts->stop.reason : "the LLM endpoint refused the API key";
 			break;
 		case TASK_WAITING:
 			o->waiting++;
@@ -88,18 +89,21 @@ static void go_on_text(const struct run_outcome *o, const struct outcome_words *
 static int stopped_exit(const struct run_outcome *o, const struct outcome_words *w, int one_task)
 {
 	char go_on[640];
-	/* A key the endpoint refused is the user's to set (exit 2), whatever else stopped. */
+	/* A key the endpoint refused is the user's to set (exit 2), whatever else stopped: its reason is quoted. */
 	enum err_kind kind = o->key_refused ? ERR_INPUT : ERR_INFRA;
+	const char *quoted = o->key_stop ?: o->first_stop;
 	go_on_text(o, w, go_on, sizeof(go_on));
 	if (!o->stopped)
 		err_set(kind, "%s%s", o->run_stop, go_on);
 	else if (one_task)
-		err_set(kind, "%s%s", o->first_stop, go_on);
+		err_set(kind, "%s%s", quoted, go_on);
 	else
-		err_set(kind, "%d of %d %s(s) stopped %s (first: %s); the others %s%s", o->stopped, o->tasks, w->unit,
+		err_set(kind, "%d of %d %s(s) stopped %s (%s: %s); the others %s%s", o->stopped, o->tasks, w->unit,
 			o->no_memory == o->stopped ? "as they cannot fit in the device's memory" :
 			o->key_refused == o->stopped ? "as the LLM endpoint refused the API key" :
-			"on an infrastructure failure", o->first_stop,
+			o->key_refused ? "on a refused API key and other failures" :
+			"on an infrastructure failure", o->key_stop && o->key_refused < o->stopped ? "the key" : "first",
+			quoted,
 			o->waiting ? "finished or wait for replies" : "finished", go_on);
 	return err_report();
 }

@@ -19,6 +19,7 @@ struct run_outcome {
 	int key_refused;	/* of those, tasks whose API key the endpoint refused (STOP_KEY): the
 				 * user's input, exit 2; running again helps once the key is set */
 	const char *first_stop;	/* why the first stopped task stopped, or NULL (borrowed from the run) */
+	const char *key_stop;	/* why the first task stopped on a refused key, or NULL: quoted before first_stop */
 	const char *run_stop;	/* why the run itself stopped though no task did (run_stop_reason), or NULL */
 };
 

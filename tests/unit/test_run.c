@@ -108,8 +108,9 @@ static void captured_end(FILE *tmp, int saved, char *text, size_t len)
 }
 
 /* The line run_outcome_exit prints for `n` stopped tasks, the first
- * `memory` of which cannot fit in memory (stderr read back); its code. */
-static char *stop_line(int n, int memory, const char *resume, int *code)
+ * `memory` of which cannot fit in memory and the last `key` of which had
+ * their API key refused (stderr read back); its code. */
+static char *stop_line(int n, int memory, int key, const char *resume, int *code)
 {
 	struct task_state t[4];
 	struct outcome_words w = { "task", "run R", resume, NULL };
@@ -121,6 +122,8 @@ static char *stop_line(int n, int memory, const char *resume, int *code)
 	for (int i = 0; i < n; i++) {
 		if (i < memory)
 			stop_set(&t[i].stop, STOP_NO_MEMORY, NULL, "the task needs about 9 GB");
+		else if (i >= n - key)
+			stop_set(&t[i].stop, STOP_KEY, NULL, "the endpoint refused the API key (HTTP 401)");
 		else
 			stop_set(&t[i].stop, STOP_WORKER, NULL, "worker died");
 		t[i].status = stop_task_status(&t[i].stop);
@@ -143,21 +146,27 @@ static char *stop_line(int n, int memory, const char *resume, int *code)
 static void stop_advice(void)
 {
 	int code;
-	char *line = stop_line(1, 1, NULL, &code);
+	char *line = stop_line(1, 1, 0, NULL, &code);
 	CHECK(code == EXIT_INFRA && strstr(line, "needs about 9 GB") && !strstr(line, "again"),
 	      "one task that cannot fit in memory: exit 3, no 'run again': %s", line);
 	free(line);
-	line = stop_line(1, 0, NULL, &code);
+	line = stop_line(1, 0, 0, NULL, &code);
 	CHECK(code == EXIT_INFRA && strstr(line, "worker died; run the same command again to go on"),
 	      "one task a passing failure stopped: run the same command again: %s", line);
 	free(line);
-	line = stop_line(2, 2, "egg bench --resume R", &code);
+	line = stop_line(2, 2, 0, "egg bench --resume R", &code);
 	CHECK(strstr(line, "2 of 2 task(s) stopped as they cannot fit in the device's memory") && !strstr(line, "resume"),
 	      "tasks that all cannot fit: said so, no resume: %s", line);
 	free(line);
-	line = stop_line(2, 1, "egg bench --resume R", &code);
+	line = stop_line(2, 1, 0, "egg bench --resume R", &code);
 	CHECK(strstr(line, "resume with 'egg bench --resume R' (the 1 that cannot fit in memory will stop again)"),
 	      "one of each: resume, and which will stop again: %s", line);
+	free(line);
+	/* A refused key beside an earlier outage: exit 2, and the key's reason is the one quoted. */
+	line = stop_line(2, 0, 1, NULL, &code);
+	CHECK(code == EXIT_USAGE && strstr(line, "(the key: the endpoint refused the API key (HTTP 401))") &&
+	      strstr(line, "then run the same command again") && !strstr(line, "worker died"),
+	      "a key refused after an outage: exit 2, the key quoted: %s", line);
 	free(line);
 }
 

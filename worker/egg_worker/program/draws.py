@@ -134,6 +134,9 @@ def param_expr(t: torch.Tensor, is_param: bool) -> tuple[str, str | None]:
         lo, hi = float(t.detach().float().min()), float(t.detach().float().max())
         expr = f"(torch.rand({tuple(t.shape)}) * {hi - lo:.6g} + {lo:.6g}).to({dtype_source(t.dtype)})"
         note = "random within the program's range"
+        if lo == hi and is_param:
+            expr = f"torch.full({tuple(t.shape)}, {lo:.6g}, dtype={dtype_source(t.dtype)})"
+            note = f"all {lo:.6g} in the program; drawn at random here (_egg_varied_constants)"
     elif t.device.type != "meta" and t.is_floating_point() and t.numel() > 1:
         std, mean = torch.std_mean(t.detach().float())
         expr = f"torch.randn({tuple(t.shape)}, dtype={dtype_source(t.dtype)}) * {float(std):.6g} + {float(mean):.6g}"

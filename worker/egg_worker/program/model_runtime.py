@@ -123,6 +123,27 @@ def _egg_random_statistics(model):
                 m.bias.normal_(0.0, 0.2)
 
 
+def _egg_varied_constants(model):
+    """A parameter whose values are all one constant (a new layer's ones
+    and zeros, a model's initial layer scale of 1e-6 or gate at 0) hides
+    from a check what it scales or shifts: under it, a kernel that ignored
+    the parameter, or the branch it multiplies, would pass. A subgraph's
+    task draws such parameters here: zeros around 0, another constant c
+    within 0.5 to 1.5 times max(|c|, 1), its sign kept. A single value is
+    left as it is. (write_tasks.py copies this text into the tasks.)"""
+    with torch.no_grad():
+        for p in model.parameters():
+            if not p.is_floating_point() or p.numel() < 2 or p.device.type == "meta":
+                continue
+            c = float(p.reshape(-1)[0])
+            if not bool((p == c).all()):
+                continue
+            if c == 0:
+                p.normal_(0.0, 0.2)
+            else:
+                p.uniform_(0.5, 1.5).mul_(max(abs(c), 1.0) * (1.0 if c > 0 else -1.0))
+
+
 def _egg_tensors(out):
     """The model's result as tensors: an output object or dict (a
     transformers model's) becomes its tensor values, one of them alone."""

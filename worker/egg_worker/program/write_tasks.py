@@ -47,6 +47,15 @@ STATISTICS_SOURCE = _runtime_functions("_egg_has_statistics", "_egg_random_stati
 _statistics = {"torch": torch}
 exec(compile(STATISTICS_SOURCE, "model_runtime.py", "exec"), _statistics)  # egg's own text, not a model's
 _has_statistics = _statistics["_egg_has_statistics"]
+# A parameter of one constant value (a new layer's ones and zeros, a layer
+# scale of 1e-6) is drawn at random in the task (model_runtime.py's
+# _egg_varied_constants, whose text the task carries): under the constant a
+# kernel that skipped what it scales would pass.
+CONSTANTS_SOURCE = _runtime_functions("_egg_varied_constants")
+CONSTANTS_LINES = [
+    "        # Parameters of one constant value hide what they scale: drawn at random.",
+    "        _egg_varied_constants(self)",
+]
 EVAL_MODE_LINES = [
     "        # Eval mode (the program's): normalisations use their statistics, drawn at random.",
     "        _egg_random_statistics(self)",
@@ -319,7 +328,10 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
         doc += "\nValues: " + "; ".join(notes)
     doc += '\n"""'
     statistics = not training and any(_has_statistics(mods[n.target]) for n in body if n.op == "call_module")
+    varied = any(p.is_floating_point() and p.numel() > 1 for p in sub.parameters())
     lines = [doc, "import torch", "import torch.nn as nn", *imports, "", ""]
+    if varied:
+        lines += [CONSTANTS_SOURCE, "", ""]
     if statistics:
         lines += [STATISTICS_SOURCE, "", ""]
     if uses_program:
@@ -327,6 +339,8 @@ def subgraph_source(gm, program_path: str, index: int, count: int, g: Group, kin
                   inputs_source, "", ""]
     lines += ["class Model(nn.Module):", "    def __init__(self):", "        super().__init__()"]
     lines += ["        " + s for s in init_lines] or []
+    if varied:
+        lines += CONSTANTS_LINES
     if not training:
         lines += EVAL_MODE_LINES if statistics else ["        self.eval()"]
     lines += ["", forward, "", ""]

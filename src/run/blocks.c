@@ -78,8 +78,21 @@ static double win_of(const json_t *row)
 	return bound > 0 ? fmax(0, bar - bound) : bar;
 }
 
+/* The row of the first occurrence of `row`'s task, where its task's
+ * baseline is measured (a repeat has none of its own). */
+static const json_t *first_of(const json_t *rows, const json_t *row)
+{
+	const char *task = json_string_value(json_object_get(row, "task"));
+	const json_t *o;
+	size_t i;
+	json_array_foreach(rows, i, o)
+		if (task && !strcmp(json_string_value(json_object_get(o, "file")) ?: "", task))
+			return o;
+	return row;
+}
+
 /* The subgraph rows block row `b` spans that compute (not glue), summed:
- * their bar and what they can win. */
+ * their bar and what they can win, each by its task's baseline. */
 static void spanned(const json_t *rows, const json_t *b, double *bar, double *win)
 {
 	const json_t *x;
@@ -89,6 +102,7 @@ static void spanned(const json_t *rows, const json_t *b, double *bar, double *wi
 		const json_t *sg = json_array_get(rows, (size_t)json_integer_value(x));
 		if (!strcmp(json_string_value(json_object_get(sg, "status")) ?: "", "glue"))
 			continue;
+		sg = first_of(rows, sg);
 		*bar += bar_of(sg);
 		*win += win_of(sg);
 	}

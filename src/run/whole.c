@@ -209,6 +209,31 @@ static void by_share_within(json_t *rows, const struct whole_opts *wo, const cha
  * (all tasks run, no blocks, no budget). 0, or -1 on an infrastructure
  * failure.
  */
+/* Whether a subgraph row is the first occurrence of a task some block
+ * spans: the block's cut is decided by that task's baseline, however
+ * small its share (a residual add under --min-share) or wherever it first
+ * occurs (a repeat inside the block). */
+static int in_a_block(const json_t *rows, const json_t *row)
+{
+	const char *task = json_string_value(json_object_get(row, "task")) ?: "";
+	const json_t *b, *x;
+	size_t i, k;
+	if (json_is_true(json_object_get(row, "block")) ||
+	    strcmp(task, json_string_value(json_object_get(row, "file")) ?: "") ||
+	    !strcmp(json_string_value(json_object_get(row, "status")) ?: "", "glue"))
+		return 0;
+	json_array_foreach(rows, i, b) {
+		if (!json_is_true(json_object_get(b, "block")))
+			continue;
+		json_array_foreach(json_object_get(b, "replaces"), k, x) {
+			const json_t *sg = json_array_get(rows, (size_t)json_integer_value(x));
+			if (!strcmp(json_string_value(json_object_get(sg, "task")) ?: "", task))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 static int measure_bars(struct whole *w, json_t *rows, const struct whole_opts *wo, int blocks)
 {
 	json_t *row;
@@ -222,7 +247,7 @@ static int measure_bars(struct whole *w, json_t *rows, const struct whole_opts *
 		struct pool_slot *slot;
 		json_t *b;
 		char *path;
-		if (!runs_own_task(rows, row))
+		if (!runs_own_task(rows, row) && !in_a_block(rows, row))
 			continue;
 		path = fs_join(w->dir, json_string_value(json_object_get(row, "task")));
 		if (fs_read(path, &src) < 0) {

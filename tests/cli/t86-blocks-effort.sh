@@ -145,4 +145,22 @@ expect_err "^  effort by time at stake: 48 model calls spread over 0.9350 ms at 
 expect_err "^      fresh seed 3 \(seed3\): gained nothing" "and what each extra round gained"
 expect_err "^    b \.\. c \(blk.py, 1 occurrence\(s\)\): block: the block can win 0.1800 ms" "and each block's cut"
 stop_mock
+# A block's cut is decided by all its subgraphs, c too when --min-share
+# leaves c (4.8% of the time) out: its baseline is measured for the cut
+# (ConvNeXt-T's residual adds are 1.2% each, and its stage-3 blocks' fc1 is
+# a repeat of an earlier block's: their blocks were "not measured").
+start_mock "$SRC/tests/pipeline/network/replies.json"
+run_egg optimize --split --device cuda --worker-cmd "python3 $SRC/tests/mock/fakeworker.py" --no-profile \
+	--min-share 5 -o "$TMP/net5.py" "$SRC/tests/pipeline/network/network.py"
+run=$(ls "$EGG_STORE/runs" | grep network | tail -1)
+check "a subgraph under --min-share still counts in its block's cut (measured, not 'not measured')" \
+	python3 - "$EGG_STORE/runs/$run/program.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+c = j["cuts"][0]
+assert c["chosen"] == "block" and abs(c["subgraphs_win_ms"] - 0.14) < 1e-9, c
+rows = {r["name"]: r for r in j["subgraphs"]}
+assert rows["c"]["status"] == "in_block", rows["c"]
+PY
+stop_mock
 finish

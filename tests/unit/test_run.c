@@ -6,6 +6,7 @@
 #include "../../src/agents/decisions.h"
 #include "../../src/pipeline/pipe.h"
 #include "../../src/pipeline/stop.h"
+#include "../../src/run/blocks.h"
 #include "../../src/run/outcome.h"
 #include "../../src/run/task.h"
 #include "../../src/run/effort.h"
@@ -378,6 +379,40 @@ static void clearly_faster(void)
  * stake gets more calls than one worth 5%; a part at its bound gets its
  * seeds and nothing more; the budget holds; the same figures, the same
  * effort. */
+static void no_block(json_t *row, const char *block)
+{
+	(void)block;
+	json_object_set_new(row, "status", json_string("in_block"));
+}
+
+/* A block whose subgraphs are repeats (their tasks first occur in an
+ * earlier block, where their baselines are) is decided by those baselines:
+ * ConvNeXt-T's stage-3 blocks were all "not measured" before. */
+static void block_of_repeats(void)
+{
+	json_t *rows = json_pack("[{s:s, s:s, s:s, s:f, s:f, s:f}, {s:s, s:s, s:s, s:f, s:f, s:f},"
+				 " {s:s, s:s, s:s}, {s:s, s:s, s:s}]",
+				 "file", "p.py", "task", "p.py", "status", "task", "task_eager_ms", 0.2,
+				 "task_compile_ms", 0.15, "task_roofline_ms", 0.05,
+				 "file", "q.py", "task", "q.py", "status", "task", "task_eager_ms", 0.1,
+				 "task_compile_ms", 0.08, "task_roofline_ms", 0.02,
+				 "file", "p2.py", "task", "p.py", "status", "task",
+				 "file", "q2.py", "task", "q.py", "status", "task");
+	json_t *blocks = json_pack("[{s:s, s:s, s:s, s:[i,i], s:f, s:f, s:f}]", "name", "p again .. q again",
+				   "file", "blk.py", "task", "blk.py", "replaces", 2, 3, "task_eager_ms", 0.25,
+				   "task_compile_ms", 0.2, "task_roofline_ms", 0.02);
+	json_t *cuts = blocks_choose(rows, blocks, CUT_AUTO, 0, no_block);
+	json_t *c = json_array_get(cuts, 0);
+	CHECK(c && !strcmp(json_string_value(json_object_get(c, "chosen")), "block") &&
+	      fabs(json_real_value(json_object_get(c, "subgraphs_win_ms")) - 0.16) < 1e-9 &&
+	      !strcmp(json_string_value(json_object_get(json_array_get(rows, 3), "status")), "in_block"),
+	      "a block of repeats is decided by their tasks' baselines (0.18 ms against 0.16): %s",
+	      c ? json_string_value(json_object_get(c, "why")) : "no decision");
+	json_decref(cuts);
+	json_decref(rows);
+	json_decref(blocks);
+}
+
 static void effort_by_stake(void)
 {
 	struct pipeline_opts base;
@@ -441,4 +476,5 @@ void suite_run(void)
 	program_verdicts();
 	clearly_faster();
 	effort_by_stake();
+	block_of_repeats();
 }

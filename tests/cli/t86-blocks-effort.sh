@@ -39,6 +39,24 @@ check "without a block's kernel, its subgraphs" test "$(json_get "$OUT" 'len(j["
 run_egg "${EV[@]}" "$P/convnext_blocks.py" "$TMP/cn_fine.py"
 expect_rc 0 "the fine cut's composition passes end to end"
 
+# --- a block as torchvision builds it before training (layer scale 1e-6, a
+# new LayerNorm): its task draws those constants, so that a kernel skipping
+# the MLP fails (with the program's own values its error was 7e-7), and the
+# block's own code as a kernel still passes (it gets the task's values).
+run_egg split --device cpu --no-measure "$P/convnext_init.py" "$TMP/ci" --json
+expect_rc 0 "egg split of ConvNeXt-style blocks at their initial values"
+blk=$(ls "$TMP"/ci/block01_*.py)
+run_egg eval --device cpu --iters 2 --warmup 1 --trials 2 --compile-mode none --json "$blk" "$P/convnext_init_skip_kernel.py"
+expect_rc 1 "a block kernel that skips the MLP fails its task"
+check "at correctness" test "$(json_get "$OUT" 'j["verdict"] + " " + j["stage"]')" = "fail correctness"
+python3 - "$blk" >"$TMP/ci/own.kernel.py" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+print(text[:text.index("\ndef get_inputs")].replace("\nclass Model(", "\nclass ModelNew("))
+PY
+run_egg eval --device cpu --iters 2 --warmup 1 --trials 2 --compile-mode none --allow-torch "$blk" "$TMP/ci/own.kernel.py"
+expect_rc 0 "the block's own code, drawing its constants afresh, passes (the candidate takes the task's values)"
+
 # --- a Llama-style decoder: the MLP and the attention block, found from the graph
 if python3 -c "import transformers" 2>/dev/null; then
 	M=$SRC/tests/tasks/models/decoders.py

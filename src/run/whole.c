@@ -197,18 +197,6 @@ static void by_share_within(json_t *rows, const struct whole_opts *wo, const cha
 	json_decref(order);
 }
 
-/*
- * Each distinct task's baseline in its own task (eager and torch.compile,
- * its inputs laid out as in the program, its roofline bound), before the
- * tasks run: what the user runs decides which go first when
- * --max-subgraphs leaves some out, which cut each block takes, and how
- * the calls are spread (effort.h). Each first occurrence gets
- * "task_eager_ms", "task_compile_ms", "task_roofline_ms" and
- * "task_compile_ratio". The baselines are cached, so the tasks' own runs
- * do not measure them again. Nothing is measured when nothing needs it
- * (all tasks run, no blocks, no budget). 0, or -1 on an infrastructure
- * failure.
- */
 /* Whether a subgraph row is the first occurrence of a task some block
  * spans: the block's cut is decided by that task's baseline, however
  * small its share (a residual add under --min-share) or wherever it first
@@ -234,6 +222,18 @@ static int in_a_block(const json_t *rows, const json_t *row)
 	return 0;
 }
 
+/*
+ * Each distinct task's baseline in its own task (eager and torch.compile,
+ * its inputs laid out as in the program, its roofline bound), before the
+ * tasks run, for every task that runs and every task a block spans: what the user runs decides which go first when
+ * --max-subgraphs leaves some out, which cut each block takes, and how
+ * the calls are spread (effort.h). Each first occurrence gets
+ * "task_eager_ms", "task_compile_ms", "task_roofline_ms" and
+ * "task_compile_ratio". The baselines are cached, so the tasks' own runs
+ * do not measure them again. Nothing is measured when nothing needs it
+ * (all tasks run, no blocks, no budget). 0, or -1 on an infrastructure
+ * failure.
+ */
 static int measure_bars(struct whole *w, json_t *rows, const struct whole_opts *wo, int blocks)
 {
 	json_t *row;

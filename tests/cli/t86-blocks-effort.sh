@@ -56,6 +56,28 @@ print(text[:text.index("\ndef get_inputs")].replace("\nclass Model(", "\nclass M
 PY
 run_egg eval --device cpu --iters 2 --warmup 1 --trials 2 --compile-mode none --allow-torch "$blk" "$TMP/ci/own.kernel.py"
 expect_rc 0 "the block's own code, drawing its constants afresh, passes (the candidate takes the task's values)"
+# The program itself: a model spec's program (here the same file in eval
+# mode) draws its constant parameters when it builds its model, so that the
+# end-to-end check sees each block's MLP too. A drop-in whose two block
+# kernels skip the MLP (each binding the block's weights, as a real kernel
+# does) fails egg eval against the program; with the program's own values
+# (before) it passed, with an error of 1e-6.
+run_egg split --device cpu --no-measure --mode eval "$P/convnext_init.py" "$TMP/ce" --json
+expect_rc 0 "egg split of the same blocks as a program of egg's own (eval mode)"
+for b in "$TMP"/ce/block0?_*.py; do
+	python3 - "$b" "$P/convnext_init_skip_kernel.py" >"${b%.py}.kernel.py" <<'PY'
+import sys
+task, skip = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+own = task[:task.index("\ndef get_inputs")].replace("\nclass Model(", "\nclass _Own(")
+print(own + "\n\n" + skip.replace("class ModelNew(nn.Module):", "class ModelNew(_Own):"))
+PY
+done
+run_egg compose "$TMP/ce/convnext_init_eval.py" "$TMP/ce" -o "$TMP/ce/skip.py"
+expect_rc 0 "compose a drop-in whose block kernels skip the MLP"
+run_egg eval --device cpu --iters 2 --warmup 1 --trials 2 --compile-mode none --allow-torch --json \
+	"$TMP/ce/convnext_init_eval.py" "$TMP/ce/skip.py"
+expect_rc 1 "that drop-in fails the program's end-to-end check"
+check "at correctness" test "$(json_get "$OUT" 'j["verdict"] + " " + j["stage"]')" = "fail correctness"
 
 # --- a Llama-style decoder: the MLP and the attention block, found from the graph
 if python3 -c "import transformers" 2>/dev/null; then

@@ -127,10 +127,13 @@ def _egg_varied_constants(model):
     """A parameter whose values are all one constant (a new layer's ones
     and zeros, a model's initial layer scale of 1e-6 or gate at 0) hides
     from a check what it scales or shifts: under it, a kernel that ignored
-    the parameter, or the branch it multiplies, would pass. A subgraph's
-    task draws such parameters here: zeros around 0, another constant c
-    within 0.5 to 1.5 times max(|c|, 1), its sign kept. A single value is
-    left as it is. (write_tasks.py copies this text into the tasks.)"""
+    the parameter, or the branch it multiplies, would pass. Such parameters
+    are drawn here: zeros around 0, another constant c within 0.5 to 1.5
+    times max(|c|, 1), its sign kept; a single value is left as it is. A
+    model spec's program draws them when it builds its model (so that its
+    end-to-end check sees them too), and each subgraph task draws those
+    still constant in it, a KernelBench file's included (write_tasks.py
+    copies this text into the tasks)."""
     with torch.no_grad():
         for p in model.parameters():
             if not p.is_floating_point() or p.numel() < 2 or p.device.type == "meta":
@@ -199,6 +202,10 @@ class Model(nn.Module):
             model = model.to(_EGG_DTYPES[EGG_MODEL["dtype"]])
         if EGG_MODEL["mode"] == "eval":
             _egg_random_statistics(model)
+        # In every mode: an end-to-end check of a new model (ConvNeXt's
+        # layer scale of 1e-6) must see each residual branch, as each
+        # part's check does. A trained model's state_dict replaces them.
+        _egg_varied_constants(model)
         # A model that keeps a cache between calls (transformers' use_cache,
         # on by default in its decoders) runs without it: a split program's
         # parts each start afresh, and the drop-in computes the same logits.

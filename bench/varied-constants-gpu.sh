@@ -3,7 +3,9 @@
 # a split draws its constant parameters (model_runtime _egg_varied_constants):
 # each KERNELS/*.py is judged by `egg eval` against OLD_SPLIT's block task
 # (the layer scale at the program's 1e-6) and against the block task of a
-# split made now (bf16, eval, batch 32), one line per pair in OUT/pairs.txt.
+# split made now (bf16, eval, batch 32; its program draws the layer scale
+# too, so the task copies the program's drawn values), one line per pair
+# in OUT/pairs.txt.
 #
 #   bash bench/varied-constants-gpu.sh OLD_SPLIT KERNELS OUT
 set -u

@@ -16,7 +16,8 @@
 # tasks, a repair per seed, no tuning stages); EGG_RM_S: each round is
 # interrupted after that many seconds (default 270), egg keeping its place;
 # EGG_RM_EVAL_S: each summary's egg eval (default 40; a baseline the run
-# measured is cached).
+# measured is cached; 0: no summaries, for the rounds after the first, so
+# that both networks' rounds fit one device call).
 set -u
 state=$1; out=$2; which=${3:-both}
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ round() {	# round NAME SPEC INPUTS KWARGS
 	mv "$out/$net.d/state.tgz" "$out/$net-state.tgz" 2>/dev/null
 	rmdir "$out/$net.d" 2>/dev/null
 	split=$(ls -d "$state/$net"/store/runs/*/split 2>/dev/null | head -1)
-	[ -n "$split" ] || return
+	[ -n "$split" ] && [ "${EGG_RM_EVAL_S:-40}" != 0 ] || return
 	for f in $(python3 - "$split/plan.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))

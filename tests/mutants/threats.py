@@ -17,6 +17,9 @@ listed as mutations, since they would survive by design:
 - class 15: the daemon of c15_background_process dies with the candidate's
   PID namespace and is also swept by the worker (child subreaper).
 - class 16: c16_os_exit is rejected by every way a channel can close.
+Class 18 has no candidate in tests/adversarial: what cheats there is a
+drop-in of a whole program (t86), and its mutation is checked by
+test_varied.
 """
 
 THREAT_MUTANTS: list = [
@@ -280,4 +283,17 @@ THREAT_MUTANTS: list = [
          replace="            if name not in ALLOWED_OPS and ('torch.' + name) in "
                  "open(__import__('sys').modules['egg_candidate'].__file__).read():",
          tests=["adv:c17"]),
+
+    # ---- class 18: what a constant parameter hides ---------------------------
+    # A parameter of one constant value is drawn at random in a split's task
+    # and in a model spec's program: without it, a ConvNeXt block's layer
+    # scale of 1e-6 hides its MLP, and test_varied's block output is its input
+    # to within the tolerance (a kernel skipping the MLP would pass). Its
+    # hostile kernel is a drop-in, not a single-task candidate: t86 holds it
+    # (tests/tasks/programs/convnext_init_skip_kernel.py).
+    dict(name="constants-not-drawn", point="class 18: constant parameters",
+         file="worker/egg_worker/program/model_runtime.py",
+         find="            if not bool((p == c).all()):\n                continue\n",
+         replace="            continue\n",
+         tests=["worker:test_varied"]),
 ]

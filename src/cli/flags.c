@@ -70,7 +70,7 @@ const struct opt *eval_flag_options(struct eval_flags *f, enum eval_flag_set set
 		{ "atol", 0, OPT_DOUBLE, &f->atol, "X", "absolute tolerance (default: the evaluator's for each output dtype, docs/method.md)" },
 		{ "rtol", 0, OPT_DOUBLE, &f->rtol, "X", "relative tolerance (default: the evaluator's for each output dtype)" },
 		{ "precision", 0, OPT_STRING, &f->precision, "P", "fp32 (TF32 off, default) or tf32, for both sides" },
-		{ "compile-mode", 0, OPT_STRING, &f->compile_mode, "M", "torch.compile baseline: default, max-autotune or none" },
+		{ "compile-mode", 0, OPT_STRING, &f->compile_mode, "M", "torch.compile baseline: default, max-autotune, reduce-overhead or none" },
 		{ "clock", 0, OPT_STRING, &f->clock, "C", "GPU time: gpu (launch cost hidden, default) or latency (included)" },
 		{ "no-truth", 0, OPT_FLAG, &f->no_truth, NULL, "judge misses against the fp32 reference only (no float64 rule)" },
 		{ "no-timing", 0, OPT_FLAG, &f->no_timing, NULL, "check correctness only" },

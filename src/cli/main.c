@@ -21,7 +21,7 @@
 static const struct command commands[] = {
 	{ "chat", cmd_chat, "PROMPT [--system S] [--json]",
 	  "Send one prompt to the configured LLM and print the reply (to check a setup).", LLM | CALLS | STORE | JSON, 1, 1 },
-	{ "doctor", cmd_doctor, "[--calibrate] [--json]",
+	{ "doctor", cmd_doctor, "[--slurm] [--calibrate] [--json]",
 	  "Report what egg needs and what is present: Python, torch, triton, GPU, ncu, LLM settings, sandboxing.",
 	  LLM | WORKER | STORE | JSON | SLURM | DEVICE | NEEDS_CONFIG_FINDING, 0, 0 },
 	{ "optimize", cmd_optimize, "TASK.py|MODEL [--split] [-o OUT.py] [--inputs SPEC] [--mode M] [--dtype D] "

@@ -57,7 +57,7 @@ static const struct cfg_setting settings[] = {
 	{ "temperature", "temperature", { "EGG_TEMPERATURE" }, CFG_DOUBLE, S(temperature), NULL,
 	  "T", "sampling temperature (default: the model's request rule, 0.7 where it takes one; negative: not sent)", CFG_FOR_LLM_CALLS },
 	{ "reasoning_effort", "reasoning-effort", { "EGG_REASONING_EFFORT" }, CFG_STR, S(reasoning_effort), NULL,
-	  "LEVEL", "reasoning effort for models that take one (OpenAI's gpt-5*, o*: minimal, low, medium, high)", CFG_FOR_LLM_CALLS },
+	  "LEVEL", "reasoning effort (minimal, low, medium, high): OpenAI's reasoning_effort (gpt-5*, o*), Anthropic's extended-thinking budget", CFG_FOR_LLM_CALLS },
 	{ "stream", NULL, { "EGG_LLM_STREAM" }, CFG_INT, S(stream), "1",
 	  NULL, "1: replies are streamed (the stall timeout measures silence); 0: one body at the end", CFG_FOR_LLM_CALLS },
 	{ "max_output_tokens", "max-output-tokens", { "EGG_MAX_OUTPUT_TOKENS" }, CFG_INT,

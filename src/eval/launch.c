@@ -91,6 +91,12 @@ void launch_worker_argv(const struct config *cfg, const char *mode, const char *
 			strvec_split(argv, cfg->slurm_args);
 		strvec_pushf(argv, "%s/egg", dir ? dir : ".");
 		strvec_push(argv, "worker");
+		/* The coordinator's Python (its flag, environment or config
+		 * file), which the step's own egg would not otherwise see. */
+		if (cfg->python && *cfg->python) {
+			strvec_push(argv, "--python");
+			strvec_push(argv, cfg->python);
+		}
 		free(dir);
 	} else if (cfg->worker_cmd && *cfg->worker_cmd) {
 		strvec_split(argv, cfg->worker_cmd);

@@ -51,9 +51,15 @@ verdicts "$OUT" >"$TMP/local.v"
 check "locally three tasks found a kernel and one did not" \
 	test "$(grep -o 'true, "done", true' "$TMP/local.v" | wc -l)" -eq 3
 
+# The coordinator's --python reaches each step's worker (a Python that
+# writes down which step ran it).
+printf '#!/bin/sh\necho "step ${SLURM_STEP_ID:-none}" >>"%s"\nexec python3 "$@"\n' "$TMP/step-python.log" >"$TMP/step-python"
+chmod 755 "$TMP/step-python"
 export EGG_STORE=$TMP/slurm
-run_egg bench "${FLAGS[@]}" --slurm --slurm-workers 2 --dir "$T"
+run_egg bench "${FLAGS[@]}" --slurm --slurm-workers 2 --python "$TMP/step-python" --dir "$T"
 expect_rc 0 "the same run with each device's worker a Slurm step"
+check "each step's worker ran the coordinator's --python" \
+	test "$(grep -c '^step [0-9]' "$TMP/step-python.log" 2>/dev/null)" -ge 2
 verdicts "$OUT" >"$TMP/slurm.v"
 check "the same verdicts as the local run" diff "$TMP/local.v" "$TMP/slurm.v"
 check "two worker steps served it, one lock each, nothing retried" python3 - "$TMP"/slurm/runs/*/devices.json <<'PY'

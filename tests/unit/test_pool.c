@@ -281,6 +281,17 @@ static void test_slurm_gpus(void)
 		CHECK(gpus == 1, "a GPU step with other arguments asks for --gpus=1");
 	}
 	strvec_clear(&argv);
+	cfg.python = "/opt/venv/bin/python3";
+	launch_worker_argv(&cfg, "serve", "cuda", &argv);
+	{
+		size_t w = 0;
+		while (w < argv.n && strcmp(argv.v[w], "worker"))
+			w++;
+		CHECK(w + 3 < argv.n && !strcmp(argv.v[w + 1], "--python") &&
+			      !strcmp(argv.v[w + 2], "/opt/venv/bin/python3") && !strcmp(argv.v[w + 3], "serve"),
+		      "a Slurm step's egg worker is given the coordinator's --python before its mode");
+	}
+	strvec_clear(&argv);
 }
 
 void suite_pool(void)
